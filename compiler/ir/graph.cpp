@@ -1,0 +1,173 @@
+#include "ir/graph.h"
+
+#include <algorithm>
+#include <queue>
+#include <sstream>
+#include <unordered_set>
+
+#include "support/error.h"
+
+namespace aotc {
+
+int64_t num_elements(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string to_string(const Shape& shape) {
+  std::ostringstream os;
+  os << '[';
+  for (size_t i = 0; i < shape.size(); ++i) os << (i ? "," : "") << shape[i];
+  os << ']';
+  return os.str();
+}
+
+namespace {
+struct OpNameEntry {
+  OpKind op;
+  const char* name;
+};
+constexpr OpNameEntry kOpNames[] = {
+#define AOTC_X(e, s) {OpKind::e, s},
+    AOTC_OP_KINDS(AOTC_X)
+#undef AOTC_X
+};
+}  // namespace
+
+const char* op_name(OpKind op) { return kOpNames[static_cast<size_t>(op)].name; }
+
+bool op_from_name(const std::string& name, OpKind* op) {
+  for (const auto& e : kOpNames) {
+    if (name == e.name) {
+      *op = e.op;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* post_op_name(PostOpKind kind) {
+  switch (kind) {
+    case PostOpKind::kRelu: return "relu";
+    case PostOpKind::kClamp: return "clamp";
+    case PostOpKind::kHardSwish: return "hardswish";
+    case PostOpKind::kSigmoid: return "sigmoid";
+    case PostOpKind::kAffine: return "affine";
+    case PostOpKind::kAdd: return "add";
+    case PostOpKind::kMul: return "mul";
+  }
+  return "?";
+}
+
+int post_op_operand_count(PostOpKind kind) {
+  switch (kind) {
+    case PostOpKind::kAffine: return 2;
+    case PostOpKind::kAdd:
+    case PostOpKind::kMul: return 1;
+    default: return 0;
+  }
+}
+
+size_t Node::op_operand_count() const {
+  size_t epilogue_operands = 0;
+  for (const PostOp& p : epilogue) epilogue_operands += static_cast<size_t>(post_op_operand_count(p.kind));
+  AOTC_CHECK(epilogue_operands <= inputs.size(), name);
+  return inputs.size() - epilogue_operands;
+}
+
+void Node::append_post_op(PostOp op, const std::vector<TensorId>& operands) {
+  AOTC_CHECK(static_cast<int>(operands.size()) == post_op_operand_count(op.kind), name);
+  op.input = operands.empty() ? -1 : static_cast<int>(inputs.size());
+  inputs.insert(inputs.end(), operands.begin(), operands.end());
+  epilogue.push_back(op);
+}
+
+TensorId Graph::add_tensor(Tensor t) {
+  tensors.push_back(std::move(t));
+  return static_cast<TensorId>(tensors.size() - 1);
+}
+
+TensorId Graph::add_constant(std::string name, Shape shape, std::vector<float> data) {
+  AOTC_CHECK(static_cast<int64_t>(data.size()) == num_elements(shape), name);
+  Tensor t;
+  t.name = std::move(name);
+  t.shape = std::move(shape);
+  t.data = std::make_shared<const std::vector<float>>(std::move(data));
+  return add_tensor(std::move(t));
+}
+
+std::string Graph::unique_name(const std::string& base) const {
+  std::unordered_set<std::string> used;
+  for (const Tensor& t : tensors) used.insert(t.name);
+  if (!used.count(base)) return base;
+  for (int i = 1;; ++i) {
+    std::string candidate = base + "." + std::to_string(i);
+    if (!used.count(candidate)) return candidate;
+  }
+}
+
+std::vector<int> defining_nodes(const Graph& g) {
+  std::vector<int> def(g.tensors.size(), -1);
+  for (size_t n = 0; n < g.nodes.size(); ++n)
+    for (TensorId out : g.nodes[n].outputs) def[static_cast<size_t>(out)] = static_cast<int>(n);
+  return def;
+}
+
+std::vector<int> use_counts(const Graph& g) {
+  std::vector<int> uses(g.tensors.size(), 0);
+  for (const Node& node : g.nodes)
+    for (TensorId in : node.inputs) ++uses[static_cast<size_t>(in)];
+  return uses;
+}
+
+bool is_graph_output(const Graph& g, TensorId id) {
+  return std::find(g.outputs.begin(), g.outputs.end(), id) != g.outputs.end();
+}
+
+bool is_graph_input(const Graph& g, TensorId id) {
+  return std::find(g.inputs.begin(), g.inputs.end(), id) != g.inputs.end();
+}
+
+void replace_all_uses(Graph& g, TensorId from, TensorId to) {
+  for (Node& node : g.nodes)
+    std::replace(node.inputs.begin(), node.inputs.end(), from, to);
+  std::replace(g.outputs.begin(), g.outputs.end(), from, to);
+}
+
+bool topological_sort(Graph& g) {
+  // Kahn's algorithm, always taking the lowest-index ready node so that an
+  // already ordered graph keeps its order.
+  const std::vector<int> def = defining_nodes(g);
+  const size_t n = g.nodes.size();
+  std::vector<int> pending(n, 0);
+  std::vector<std::vector<int>> consumers(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (TensorId in : g.nodes[i].inputs) {
+      int producer = def[static_cast<size_t>(in)];
+      if (producer < 0) continue;
+      ++pending[i];
+      consumers[static_cast<size_t>(producer)].push_back(static_cast<int>(i));
+    }
+  }
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (size_t i = 0; i < n; ++i)
+    if (pending[i] == 0) ready.push(static_cast<int>(i));
+  std::vector<int> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int c : consumers[static_cast<size_t>(i)])
+      if (--pending[static_cast<size_t>(c)] == 0) ready.push(c);
+  }
+  if (order.size() != n) return false;  // a cycle: g is left unchanged
+  std::vector<Node> sorted;
+  sorted.reserve(n);
+  for (int i : order) sorted.push_back(std::move(g.nodes[static_cast<size_t>(i)]));
+  g.nodes = std::move(sorted);
+  return true;
+}
+
+}  // namespace aotc

@@ -1,0 +1,234 @@
+// The Graph IR: an SSA DAG of typed tensors and operator nodes.
+//
+// - Every tensor is defined exactly once: as a graph input, as a constant
+//   (it carries data) or as an output of exactly one node.
+// - Graph::nodes is kept in a valid execution (topological) order by every
+//   frontend and pass; the printer, evaluator and memory planner rely on it.
+// - Tensors are addressed by TensorId (an index into Graph::tensors). Passes may
+//   leave tensors unreferenced; eliminate_dead_code() compacts them away.
+// - Constant data is shared, immutable and copy-on-write, so passing a Graph by
+//   value (as every pass does) copies no weights.
+//
+// Layout: all tensors are logically NCHW (the exported semantics). Physical
+// layouts are a code-generation decision recorded on the tensor.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace aotc {
+
+enum class DType : uint8_t { F32 };
+
+enum class Layout : uint8_t {
+  kNCHW,  // the logical layout of every tensor as exported
+  kNHWC,
+  kNCHWc, // channel-blocked (block size decided by code generation)
+};
+
+using Shape = std::vector<int64_t>;
+using TensorId = int32_t;
+constexpr TensorId kNoTensor = -1;
+
+int64_t num_elements(const Shape& shape);
+std::string to_string(const Shape& shape);  // "[1,3,224,224]"
+
+struct Tensor {
+  std::string name;
+  DType dtype = DType::F32;
+  Shape shape;
+  Layout layout = Layout::kNCHW;
+  // Non-null for constants: num_elements(shape) floats in row-major order.
+  std::shared_ptr<const std::vector<float>> data;
+
+  bool is_constant() const { return data != nullptr; }
+};
+
+// The operator set. X(enumerator, printed name).
+#define AOTC_OP_KINDS(X)                       \
+  X(Conv2d, "conv2d")                          \
+  X(BatchNorm, "batch_norm")                   \
+  X(Affine, "affine")                          \
+  X(Relu, "relu")                              \
+  X(Clamp, "clamp")                            \
+  X(HardSwish, "hardswish")                    \
+  X(Sigmoid, "sigmoid")                        \
+  X(Add, "add")                                \
+  X(Mul, "mul")                                \
+  X(MaxPool2d, "max_pool2d")                   \
+  X(AvgPool2d, "avg_pool2d")                   \
+  X(AdaptiveAvgPool2d, "adaptive_avg_pool2d")  \
+  X(GlobalAvgPool, "global_avg_pool")          \
+  X(Linear, "linear")                          \
+  X(Flatten, "flatten")                        \
+  X(Reshape, "reshape")                        \
+  X(Concat, "concat")                          \
+  X(Dropout, "dropout")                        \
+  X(Softmax, "softmax")                        \
+  X(Pad, "pad")
+
+enum class OpKind : uint8_t {
+#define AOTC_X(e, s) e,
+  AOTC_OP_KINDS(AOTC_X)
+#undef AOTC_X
+};
+
+const char* op_name(OpKind op);
+// Returns false if `name` is not an op name.
+bool op_from_name(const std::string& name, OpKind* op);
+
+// ---- Typed attributes, one struct per op family ----------------------------
+// Inputs of each op are listed beside it; "?" marks an optional trailing input.
+
+struct NoAttrs {
+  bool operator==(const NoAttrs&) const = default;
+};
+
+// conv2d(x[N,C,H,W], weight[O,C/groups,KH,KW], bias[O]?) -> [N,O,OH,OW]
+struct Conv2dAttrs {
+  std::array<int, 2> stride{1, 1};
+  std::array<int, 4> pad{0, 0, 0, 0};  // top, left, bottom, right
+  std::array<int, 2> dilation{1, 1};
+  int groups = 1;
+  bool operator==(const Conv2dAttrs&) const = default;
+};
+
+// batch_norm(x, mean[C], var[C], gamma[C]?, beta[C]?): affine iff 5 inputs.
+struct BatchNormAttrs {
+  float eps = 1e-5f;
+  bool operator==(const BatchNormAttrs&) const = default;
+};
+
+// affine(x[N,C,...], scale[C], shift[C]) = x*scale + shift per channel (dim 1).
+// clamp(x) = min(max(x, lo), hi).
+struct ClampAttrs {
+  float min = 0, max = 0;
+  bool operator==(const ClampAttrs&) const = default;
+};
+
+// max_pool2d / avg_pool2d(x[N,C,H,W]) with PyTorch's semantics, generalised to
+// asymmetric padding (needed when a Pad node is folded in).
+struct Pool2dAttrs {
+  std::array<int, 2> kernel{1, 1};
+  std::array<int, 2> stride{1, 1};
+  std::array<int, 4> pad{0, 0, 0, 0};  // top, left, bottom, right
+  std::array<int, 2> dilation{1, 1};   // max pooling only
+  bool ceil_mode = false;
+  bool count_include_pad = true;       // average pooling only
+  bool operator==(const Pool2dAttrs&) const = default;
+};
+
+struct AdaptiveAvgPool2dAttrs {
+  std::array<int, 2> output_size{1, 1};
+  bool operator==(const AdaptiveAvgPool2dAttrs&) const = default;
+};
+
+// linear(x[N,...], weight[M,K], bias[M]?) -> [N,M]; dims after the first are
+// flattened (so a flatten feeding a linear is redundant).
+struct FlattenAttrs {
+  int start_dim = 1, end_dim = -1;
+  bool operator==(const FlattenAttrs&) const = default;
+};
+
+struct ReshapeAttrs {
+  Shape shape;  // fully resolved
+  bool operator==(const ReshapeAttrs&) const = default;
+};
+
+// concat / softmax along `axis` (non-negative after import).
+struct AxisAttrs {
+  int axis = 1;
+  bool operator==(const AxisAttrs&) const = default;
+};
+
+// pad(x) with constant `value`; pads = begin of every dim, then end of every dim.
+struct PadAttrs {
+  std::vector<int64_t> pads;
+  float value = 0;
+  bool operator==(const PadAttrs&) const = default;
+};
+
+using Attrs = std::variant<NoAttrs, Conv2dAttrs, BatchNormAttrs, ClampAttrs, Pool2dAttrs,
+                           AdaptiveAvgPool2dAttrs, FlattenAttrs, ReshapeAttrs, AxisAttrs, PadAttrs>;
+
+// ---- Fused epilogues ---------------------------------------------------------
+// Elementwise work fused into the node that produces a value, applied in order
+// to every output element before it is stored. Operand tensors of post-ops
+// follow the op's own operands in Node::inputs, in epilogue order (so liveness,
+// DCE and CSE see them); `input` is the index of a post-op's first operand.
+enum class PostOpKind : uint8_t {
+  kRelu,       // max(v, 0)
+  kClamp,      // min(max(v, min), max)
+  kHardSwish,  // v * relu6(v + 3) / 6
+  kSigmoid,    // 1 / (1 + exp(-v))
+  kAffine,     // v * inputs[input][c] + inputs[input+1][c], c = channel (dim 1)
+  kAdd,        // v + inputs[input] (broadcast to the output shape)
+  kMul,        // v * inputs[input] (broadcast to the output shape)
+};
+
+const char* post_op_name(PostOpKind kind);
+int post_op_operand_count(PostOpKind kind);  // 0, 1 (add, mul) or 2 (affine)
+
+struct PostOp {
+  PostOpKind kind = PostOpKind::kRelu;
+  float min = 0, max = 0;  // kClamp only
+  int input = -1;          // kAffine, kAdd, kMul: index into Node::inputs
+  bool operator==(const PostOp&) const = default;
+};
+
+struct Node {
+  std::string name;  // for messages; frontends keep the source model's name
+  OpKind op = OpKind::Relu;
+  Attrs attrs;
+  std::vector<TensorId> inputs;
+  std::vector<TensorId> outputs;
+  std::vector<PostOp> epilogue;
+
+  // Number of inputs that are operands of the op itself (the rest are epilogue operands).
+  size_t op_operand_count() const;
+  // Appends a post-op, appending its operands to `inputs`.
+  void append_post_op(PostOp op, const std::vector<TensorId>& operands);
+
+  template <typename T>
+  const T& attr() const { return std::get<T>(attrs); }
+  template <typename T>
+  T& attr() { return std::get<T>(attrs); }
+};
+
+struct Graph {
+  std::string name;
+  std::vector<Tensor> tensors;
+  std::vector<Node> nodes;  // execution order
+  std::vector<TensorId> inputs;
+  std::vector<TensorId> outputs;
+
+  const Tensor& tensor(TensorId id) const { return tensors.at(static_cast<size_t>(id)); }
+  Tensor& tensor(TensorId id) { return tensors.at(static_cast<size_t>(id)); }
+
+  TensorId add_tensor(Tensor t);
+  // Adds a constant; data.size() must equal num_elements(shape).
+  TensorId add_constant(std::string name, Shape shape, std::vector<float> data);
+  // A tensor name not yet used in the graph, derived from `base`.
+  std::string unique_name(const std::string& base) const;
+};
+
+// ---- Use-def helpers -----------------------------------------------------------
+
+// For every tensor: the index of the node that defines it, or -1.
+std::vector<int> defining_nodes(const Graph& g);
+// For every tensor: how many node input slots read it (graph outputs not counted).
+std::vector<int> use_counts(const Graph& g);
+bool is_graph_output(const Graph& g, TensorId id);
+bool is_graph_input(const Graph& g, TensorId id);
+// Rewrites every read of `from` (node inputs and graph outputs) to `to`.
+void replace_all_uses(Graph& g, TensorId from, TensorId to);
+
+// Sorts nodes into a topological order (stable for an already sorted graph).
+// Returns false if the graph has a cycle.
+bool topological_sort(Graph& g);
+
+}  // namespace aotc

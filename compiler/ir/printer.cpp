@@ -1,0 +1,158 @@
+#include "ir/printer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <type_traits>
+#include <unordered_set>
+
+namespace aotc {
+namespace {
+
+bool is_plain_name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':' ||
+         c == '/' || c == '-';
+}
+
+std::string ref(const Graph& g, TensorId id) {
+  const std::string& name = g.tensor(id).name;
+  bool plain = !name.empty();
+  for (char c : name) plain = plain && is_plain_name_char(c);
+  if (plain) return "%" + name;
+  std::string quoted = "%\"";
+  for (char c : name) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+std::string number(double v) {
+  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  if (std::isnan(v)) return "nan";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+template <typename Seq>
+std::string list(const Seq& values) {
+  std::string s = "[";
+  bool first = true;
+  for (auto v : values) {
+    if (!first) s += ",";
+    first = false;
+    if constexpr (std::is_floating_point_v<decltype(v)>)
+      s += number(v);
+    else
+      s += std::to_string(v);
+  }
+  return s + "]";
+}
+
+std::string type(const Tensor& t) { return "f32" + to_string(t.shape); }
+
+std::string attrs_text(const Attrs& attrs) {
+  struct Visitor {
+    std::string operator()(const NoAttrs&) const { return ""; }
+    std::string operator()(const Conv2dAttrs& a) const {
+      return "{stride=" + list(a.stride) + ", pad=" + list(a.pad) + ", dilation=" + list(a.dilation) +
+             ", groups=" + std::to_string(a.groups) + "}";
+    }
+    std::string operator()(const BatchNormAttrs& a) const { return "{eps=" + number(a.eps) + "}"; }
+    std::string operator()(const ClampAttrs& a) const {
+      return "{min=" + number(a.min) + ", max=" + number(a.max) + "}";
+    }
+    std::string operator()(const Pool2dAttrs& a) const {
+      return "{kernel=" + list(a.kernel) + ", stride=" + list(a.stride) + ", pad=" + list(a.pad) +
+             ", dilation=" + list(a.dilation) + ", ceil_mode=" + (a.ceil_mode ? "true" : "false") +
+             ", count_include_pad=" + (a.count_include_pad ? "true" : "false") + "}";
+    }
+    std::string operator()(const AdaptiveAvgPool2dAttrs& a) const {
+      return "{output_size=" + list(a.output_size) + "}";
+    }
+    std::string operator()(const FlattenAttrs& a) const {
+      return "{start_dim=" + std::to_string(a.start_dim) + ", end_dim=" + std::to_string(a.end_dim) + "}";
+    }
+    std::string operator()(const ReshapeAttrs& a) const { return "{shape=" + list(a.shape) + "}"; }
+    std::string operator()(const AxisAttrs& a) const { return "{axis=" + std::to_string(a.axis) + "}"; }
+    std::string operator()(const PadAttrs& a) const {
+      return "{pads=" + list(a.pads) + ", value=" + number(a.value) + "}";
+    }
+  };
+  return std::visit(Visitor{}, attrs);
+}
+
+std::string post_op_text(const Graph& g, const Node& node, const PostOp& p) {
+  std::string s = post_op_name(p.kind);
+  if (p.kind == PostOpKind::kClamp) s += "{min=" + number(p.min) + ", max=" + number(p.max) + "}";
+  int operands = post_op_operand_count(p.kind);
+  if (operands > 0) {
+    s += "(";
+    for (int i = 0; i < operands; ++i)
+      s += (i ? ", " : "") + ref(g, node.inputs[static_cast<size_t>(p.input + i)]);
+    s += ")";
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string print_node(const Graph& g, const Node& node) {
+  std::string s;
+  for (size_t i = 0; i < node.outputs.size(); ++i) s += (i ? ", " : "") + ref(g, node.outputs[i]);
+  s += " = ";
+  s += op_name(node.op);
+  s += "(";
+  const size_t operands = node.op_operand_count();
+  for (size_t i = 0; i < operands; ++i) s += (i ? ", " : "") + ref(g, node.inputs[i]);
+  s += ")";
+  const std::string attrs = attrs_text(node.attrs);
+  if (!attrs.empty()) s += " " + attrs;
+  if (!node.epilogue.empty()) {
+    s += " epilogue[";
+    for (size_t i = 0; i < node.epilogue.size(); ++i)
+      s += (i ? ", " : "") + post_op_text(g, node, node.epilogue[i]);
+    s += "]";
+  }
+  s += ": ";
+  if (node.outputs.size() == 1) {
+    s += type(g.tensor(node.outputs[0]));
+  } else {
+    s += "(";
+    for (size_t i = 0; i < node.outputs.size(); ++i) s += (i ? ", " : "") + type(g.tensor(node.outputs[i]));
+    s += ")";
+  }
+  return s;
+}
+
+void print_graph(std::ostream& os, const Graph& g) {
+  os << "graph " << (g.name.empty() ? "main" : g.name) << " {\n";
+  for (TensorId id : g.inputs) os << "  input " << ref(g, id) << ": " << type(g.tensor(id)) << "\n";
+  std::unordered_set<TensorId> printed;
+  auto print_constant = [&](TensorId id) {
+    const Tensor& t = g.tensor(id);
+    if (!t.is_constant() || !printed.insert(id).second) return;
+    os << "  const " << ref(g, id) << ": " << type(t);
+    if (static_cast<int64_t>(t.data->size()) <= kMaxInlineElements) {
+      os << " = [";
+      for (size_t i = 0; i < t.data->size(); ++i) os << (i ? ", " : "") << number((*t.data)[i]);
+      os << "]";
+    }
+    os << "\n";
+  };
+  for (const Node& node : g.nodes)
+    for (TensorId in : node.inputs) print_constant(in);
+  for (TensorId id : g.outputs) print_constant(id);
+  for (const Node& node : g.nodes) os << "  " << print_node(g, node) << "\n";
+  for (TensorId id : g.outputs) os << "  output " << ref(g, id) << "\n";
+  os << "}\n";
+}
+
+std::string print_graph(const Graph& g) {
+  std::ostringstream os;
+  print_graph(os, g);
+  return os.str();
+}
+
+}  // namespace aotc

@@ -1,0 +1,29 @@
+// The shape semantics of every op: validates a node's attributes against its
+// input shapes and returns the shapes of its outputs. One function, used by the
+// frontends, the text parser and the infer-shapes pass, so there is exactly one
+// definition of what a well-formed node is.
+#pragma once
+
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace aotc {
+
+// Throws UserError(kInvalidModel) naming the node (node.name) and the problem
+// (wrong input count, rank, channel mismatch, non-positive kernel/stride,
+// groups not dividing channels, output extent < 1, absurd sizes, ...).
+// Epilogue operands are checked too (affine operands [C]; add/mul operands
+// broadcastable to the output).
+std::vector<Shape> infer_node_shapes(const Graph& g, const Node& node);
+
+// NumPy broadcasting of two shapes; throws UserError naming `context` if they
+// do not broadcast.
+Shape broadcast_shapes(const Shape& a, const Shape& b, const std::string& context);
+
+// The output extent of a pooling/conv window along one dim (PyTorch rules,
+// with separate begin/end padding; ceil_mode as in torch.nn.MaxPool2d).
+int64_t window_output_extent(int64_t in, int kernel, int stride, int pad_begin, int pad_end,
+                             int dilation, bool ceil_mode);
+
+}  // namespace aotc

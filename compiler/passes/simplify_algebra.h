@@ -1,0 +1,13 @@
+// simplify: Local algebraic rewrites that remove work without changing results: dropout and
+// other identities, x*1, x+0, relu(relu(x)), reshape(reshape(x)), identity
+// reshapes/pools, a flatten feeding a linear; adaptive pooling to 1x1 becomes
+// global_avg_pool. Needs shapes (run after infer-shapes).
+#pragma once
+
+#include "passes/pass.h"
+
+namespace aotc {
+
+[[nodiscard]] Graph simplify_algebra(Graph g, PassCounters& counters);
+
+}  // namespace aotc
