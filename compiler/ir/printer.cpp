@@ -10,7 +10,7 @@ namespace aotc {
 namespace {
 
 bool is_plain_name_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':' ||
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' ||
          c == '/' || c == '-';
 }
 

@@ -15,7 +15,7 @@
 //   larger ones are elided (the parser then refuses them).
 // - Epilogue operands are printed inside the epilogue, not in the op's operand
 //   list: `add(%a, %b) epilogue[affine(%s, %t), relu]`.
-// - Names that are not [A-Za-z0-9_.:/-]+ are quoted: %"a name".
+// - Names that are not [A-Za-z0-9_./-]+ are quoted: %"a name".
 // The parser (ir/parser.h) reads this form back.
 #pragma once
 
