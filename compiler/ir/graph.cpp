@@ -4,6 +4,7 @@
 #include <queue>
 #include <sstream>
 #include <unordered_set>
+#include <utility>
 
 #include "support/error.h"
 
@@ -133,6 +134,16 @@ void replace_all_uses(Graph& g, TensorId from, TensorId to) {
   for (Node& node : g.nodes)
     std::replace(node.inputs.begin(), node.inputs.end(), from, to);
   std::replace(g.outputs.begin(), g.outputs.end(), from, to);
+}
+
+bool can_forward_uses(const Graph& g, TensorId from, TensorId to) {
+  return !is_graph_output(g, from) || (!is_graph_input(g, to) && !is_graph_output(g, to));
+}
+
+void forward_uses(Graph& g, TensorId from, TensorId to) {
+  AOTC_CHECK(can_forward_uses(g, from, to), g.tensor(from).name, " -> ", g.tensor(to).name);
+  if (is_graph_output(g, from)) std::swap(g.tensor(from).name, g.tensor(to).name);
+  replace_all_uses(g, from, to);
 }
 
 bool topological_sort(Graph& g) {

@@ -226,6 +226,13 @@ bool is_graph_output(const Graph& g, TensorId id);
 bool is_graph_input(const Graph& g, TensorId id);
 // Rewrites every read of `from` (node inputs and graph outputs) to `to`.
 void replace_all_uses(Graph& g, TensorId from, TensorId to);
+// For removing a node whose output `from` always equals `to`: true unless `from`
+// is a graph output and `to` already is a graph input or output (the graph's
+// outputs would alias each other or an input; the caller then keeps the node).
+bool can_forward_uses(const Graph& g, TensorId from, TensorId to);
+// replace_all_uses(from -> to), where can_forward_uses holds; if `from` is a
+// graph output, the two tensors swap names so that the output keeps its name.
+void forward_uses(Graph& g, TensorId from, TensorId to);
 
 // Sorts nodes into a topological order (stable for an already sorted graph).
 // Returns false if the graph has a cycle.
