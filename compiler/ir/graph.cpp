@@ -84,6 +84,14 @@ void Node::append_post_op(PostOp op, const std::vector<TensorId>& operands) {
   epilogue.push_back(op);
 }
 
+std::vector<TensorId> Node::post_op_operands(const PostOp& p) const {
+  const auto count = static_cast<size_t>(post_op_operand_count(p.kind));
+  if (count == 0) return {};
+  AOTC_CHECK(p.input >= 0 && static_cast<size_t>(p.input) + count <= inputs.size(), name);
+  const auto first = inputs.begin() + p.input;
+  return {first, first + static_cast<std::ptrdiff_t>(count)};
+}
+
 TensorId Graph::add_tensor(Tensor t) {
   tensors.push_back(std::move(t));
   return static_cast<TensorId>(tensors.size() - 1);

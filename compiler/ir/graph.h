@@ -192,6 +192,8 @@ struct Node {
   size_t op_operand_count() const;
   // Appends a post-op, appending its operands to `inputs`.
   void append_post_op(PostOp op, const std::vector<TensorId>& operands);
+  // The operands of post-op `p` of this node's epilogue (empty for relu, clamp, ...).
+  std::vector<TensorId> post_op_operands(const PostOp& p) const;
 
   template <typename T>
   const T& attr() const { return std::get<T>(attrs); }
