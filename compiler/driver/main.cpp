@@ -1,1 +1,204 @@
-int main() { return 0; }
+// aotc: the command-line driver. Reads a model, runs the pass pipeline and emits
+// what was asked for. Every failure becomes one line on stderr and an exit code
+// (support/error.h); nothing half-written is left behind.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "frontends/frontend.h"
+#include "ir/printer.h"
+#include "passes/pipeline.h"
+#include "plan/memory_plan.h"
+#include "reference/evaluator.h"
+#include "support/error.h"
+
+namespace aotc {
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+struct Options {
+  std::string model;
+  std::string emit = "graph";
+  std::string output;
+  std::string name;
+  std::string target = "host";
+  std::vector<std::string> inputs;
+  bool stats = false;
+  PipelineOptions pipeline;
+  std::string passes_list;
+};
+
+// `s` left-aligned in a column of `width` characters (at least one space after).
+std::string padded(const std::string& s, size_t width) {
+  return s + std::string(s.size() < width ? width - s.size() : 1, ' ');
+}
+
+std::string exit_code_help() {
+  return "Exit codes: 0 success, 1 bad command line, 2 invalid model, 3 unsupported model feature, "
+         "4 file I/O error, 70 internal error (a bug in aotc).";
+}
+
+std::string pass_help() {
+  std::ostringstream os;
+  os << "Passes (default pipeline order; dce also runs after each):\n";
+  for (const PassInfo& p : pass_registry()) {
+    os << "  " << padded(p.name, 18) << p.summary << "\n";
+  }
+  return os.str();
+}
+
+// Writes `bytes` to `path` through a temporary file and a rename, so a failure
+// never leaves a half-written file that looks like good output.
+void write_file_atomically(const std::string& path, const std::string& bytes) {
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      std::remove(temp.c_str());
+      fail(ExitCode::kIo, path, ": cannot write the output file");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) {
+    std::remove(temp.c_str());
+    fail(ExitCode::kIo, path, ": cannot write the output file (", ec.message(), ")");
+  }
+}
+
+Value read_input(const std::string& path, const Tensor& input) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(ExitCode::kIo, path, ": cannot open the input file");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const int64_t expected = num_elements(input.shape) * 4;
+  if (static_cast<int64_t>(bytes.size()) != expected)
+    fail(ExitCode::kUsage, path, ": has ", bytes.size(), " bytes but graph input '", input.name, "' f32",
+         to_string(input.shape), " needs ", expected, " (raw little-endian float32)");
+  Value v;
+  v.shape = input.shape;
+  v.data.resize(static_cast<size_t>(num_elements(input.shape)));
+  std::memcpy(v.data.data(), bytes.data(), bytes.size());
+  return v;
+}
+
+void emit_run(const Graph& g, const Options& opt) {
+  if (opt.output.empty()) fail(ExitCode::kUsage, "--emit=run needs -o OUTPUT.bin");
+  if (opt.inputs.size() != g.inputs.size())
+    fail(ExitCode::kUsage, "--emit=run: the model has ", g.inputs.size(), " input(s) but ", opt.inputs.size(),
+         " --input file(s) were given");
+  std::vector<Value> inputs;
+  for (size_t i = 0; i < g.inputs.size(); ++i) inputs.push_back(read_input(opt.inputs[i], g.tensor(g.inputs[i])));
+  std::string bytes;
+  for (const Value& out : evaluate(g, inputs))
+    bytes.append(reinterpret_cast<const char*>(out.data.data()), out.data.size() * sizeof(float));
+  write_file_atomically(opt.output, bytes);
+}
+
+// "conv2d+relu": the op and its fused epilogue, for the final-graph histogram.
+std::string signature(const Node& node) {
+  std::string s = op_name(node.op);
+  for (const PostOp& p : node.epilogue) s += std::string("+") + post_op_name(p.kind);
+  return s;
+}
+
+void print_stats(std::ostream& os, const Graph& g, const std::vector<PassRecord>& records) {
+  os << "pass statistics:\n";
+  for (const PassRecord& r : records) {
+    char time[32];
+    std::snprintf(time, sizeof time, "%8.3fs", r.seconds);
+    os << "  " << padded(r.pass, 18) << time;
+    for (const auto& [name, n] : r.counters.all()) os << "  " << name << "=" << n;
+    os << "\n";
+  }
+  std::map<std::string, int> histogram;
+  for (const Node& node : g.nodes) ++histogram[signature(node)];
+  os << "final graph: " << g.nodes.size() << " nodes\n";
+  for (const auto& [sig, n] : histogram) os << "  " << padded(sig, 28) << n << "\n";
+  const MemoryPlan plan = plan_memory(g);
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.3f", plan.lower_bound_bytes ? double(plan.arena_bytes) / double(plan.lower_bound_bytes) : 1.0);
+  os << "memory plan: arena " << plan.arena_bytes << " bytes, liveness lower bound " << plan.lower_bound_bytes
+     << " bytes (arena/bound " << ratio << "), naive sum " << plan.naive_bytes << " bytes, "
+     << plan.in_place_count << " in place, " << plan.alias_count << " aliased\n";
+}
+
+int run(int argc, char** argv) {
+  Options opt;
+  CLI::App app{"aotc " + std::string(kVersion) + ": ahead-of-time compiler from CNN models to static libraries."};
+  app.footer("\n" + pass_help() + "\n" + exit_code_help());
+  app.set_version_flag("--version", std::string("aotc ") + kVersion);
+  app.add_option("model", opt.model, "Model file: .fb (aotc FlatBuffers) or .air (IR text)")->required();
+  app.add_option("--emit", opt.emit,
+                 "What to produce: graph (the optimised IR text), run (evaluate with the reference "
+                 "evaluator), plan (the static memory plan)")
+      ->check(CLI::IsMember({"graph", "run", "plan"}));
+  app.add_option("-o,--output", opt.output, "Output file (default for graph/plan: stdout)");
+  app.add_option("--name", opt.name, "Model name (default: the model file's stem)");
+  app.add_option("--target", opt.target, "Halide target string for code generation (used by --emit=lib, coming next)");
+  app.add_option("--input", opt.inputs, "With --emit=run: raw float32 file per graph input, in order");
+  app.add_flag("--stats", opt.stats, "Print per-pass counters, the final op histogram and the memory plan to stderr");
+  app.add_flag("--print-after-all", opt.pipeline.print_after_all, "Print the graph to stderr after every pass");
+  app.add_option("--print-after", opt.pipeline.print_after, "Print the graph to stderr after this pass")
+      ->delimiter(',');
+  app.add_option("--disable-pass", opt.pipeline.disabled, "Skip this pass in the default pipeline")->delimiter(',');
+  auto* passes = app.add_option("--passes", opt.passes_list,
+                                "Run exactly these passes, comma-separated, in order (empty: none)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : static_cast<int>(ExitCode::kUsage);
+  }
+  if (passes->count() > 0) {
+    opt.pipeline.explicit_passes = true;
+    std::stringstream list(opt.passes_list);
+    for (std::string p; std::getline(list, p, ',');)
+      if (!p.empty()) opt.pipeline.passes.push_back(p);
+  }
+  opt.pipeline.dump_stream = &std::cerr;
+
+  Graph g = load_model(opt.model);
+  g.name = opt.name.empty() ? std::filesystem::path(opt.model).stem().string() : opt.name;
+  std::vector<PassRecord> records;
+  g = run_pipeline(std::move(g), opt.pipeline, &records);
+  if (opt.stats) print_stats(std::cerr, g, records);
+
+  if (opt.emit == "run") {
+    emit_run(g, opt);
+  } else {
+    std::ostringstream text;
+    if (opt.emit == "graph") print_graph(text, g);
+    else print_memory_plan(text, g, plan_memory(g));
+    if (opt.output.empty()) std::cout << text.str();
+    else write_file_atomically(opt.output, text.str());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace aotc
+
+int main(int argc, char** argv) {
+  try {
+    return aotc::run(argc, argv);
+  } catch (const aotc::UserError& e) {
+    std::cerr << "aotc: error: " << e.what() << "\n";
+    return static_cast<int>(e.code());
+  } catch (const aotc::InternalError& e) {
+    std::cerr << "aotc: " << e.what() << "\n";
+  } catch (const std::bad_alloc&) {
+    std::cerr << "aotc: error: out of memory\n";
+  } catch (const std::exception& e) {
+    std::cerr << "aotc: internal error: " << e.what() << "\n";
+  }
+  return static_cast<int>(aotc::ExitCode::kInternal);
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs every Debian package aotc's build, tests and tools need. Idempotent:
+# installs only what is missing, so a second run is quick and changes nothing.
+set -euo pipefail
+
+packages=(
+  # build
+  cmake ninja-build g++ clang libclang-rt-14-dev
+  # compiler dependencies
+  libhalide14-0-dev flatbuffers-compiler flatbuffers-compiler-dev libflatbuffers-dev libcli11-dev
+  # tests: GoogleTest, lit + FileCheck, the PyTorch reference and the exporter
+  libgtest-dev libgmock-dev llvm-14-tools
+  python3-torch python3-torchvision python3-numpy python3-flatbuffers
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
