@@ -1,0 +1,377 @@
+#include "reference/evaluator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "ir/shape_rules.h"
+#include "support/error.h"
+
+namespace aotc {
+namespace {
+
+// ---- Elementwise functions, shared by the ops and the post-ops so that a fused
+// epilogue computes bit for bit what the separate node would. -----------------
+
+float relu(float v) { return v < 0 ? 0.0f : v; }  // keeps NaN, as PyTorch does
+float clamp(float v, float lo, float hi) { return std::min(std::max(v, lo), hi); }
+float hardswish(float v) {
+  const double d = v;
+  return static_cast<float>(d * std::clamp(d + 3, 0.0, 6.0) / 6);
+}
+float sigmoid(float v) { return static_cast<float>(1 / (1 + std::exp(-static_cast<double>(v)))); }
+float affine(float v, float scale, float shift) {
+  return static_cast<float>(static_cast<double>(v) * scale + shift);
+}
+float add(float a, float b) { return static_cast<float>(static_cast<double>(a) + b); }
+float mul(float a, float b) { return static_cast<float>(static_cast<double>(a) * b); }
+
+// Product of the dims in [begin, end).
+int64_t extent(const Shape& s, size_t begin, size_t end) {
+  int64_t n = 1;
+  for (size_t d = begin; d < end; ++d) n *= s[d];
+  return n;
+}
+
+// Flat index into `operand` of element `flat` of `out`, with NumPy broadcasting
+// (dims aligned from the right; size-1 and missing dims repeat).
+int64_t broadcast_offset(int64_t flat, const Shape& out, const Shape& operand) {
+  int64_t offset = 0, stride = 1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const size_t d = out.size() - 1 - i;
+    const int64_t index = flat % out[d];
+    flat /= out[d];
+    if (i >= operand.size()) continue;
+    const int64_t operand_dim = operand[operand.size() - 1 - i];
+    if (operand_dim != 1) offset += index * stride;
+    stride *= operand_dim;
+  }
+  return offset;
+}
+
+// Channel (dim 1) of element `flat` of a tensor of shape `s` (rank >= 2).
+int64_t channel_of(int64_t flat, const Shape& s) { return flat / extent(s, 2, s.size()) % s[1]; }
+
+template <typename Fn>
+void map_unary(const Value& x, Value& out, Fn fn) {
+  for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = fn(x.data[i]);
+}
+
+template <typename Fn>
+void map_binary(const Value& a, const Value& b, Value& out, Fn fn) {
+  for (int64_t i = 0; i < static_cast<int64_t>(out.data.size()); ++i)
+    out.data[static_cast<size_t>(i)] = fn(a.data[static_cast<size_t>(broadcast_offset(i, out.shape, a.shape))],
+                                          b.data[static_cast<size_t>(broadcast_offset(i, out.shape, b.shape))]);
+}
+
+// Row-major offset of [n, c, h, w] in an NCHW tensor of shape s.
+int64_t at4(const Shape& s, int64_t n, int64_t c, int64_t h, int64_t w) {
+  return ((n * s[1] + c) * s[2] + h) * s[3] + w;
+}
+
+void conv2d(const Value& x, const Value& w, const Value* bias, const Conv2dAttrs& a, Value& out) {
+  const Shape& xs = x.shape;
+  const Shape& ws = w.shape;
+  const Shape& os = out.shape;
+  const int64_t in_per_group = ws[1];
+  const int64_t out_per_group = os[1] / a.groups;
+  for (int64_t n = 0; n < os[0]; ++n)
+    for (int64_t o = 0; o < os[1]; ++o) {
+      const int64_t first_in = o / out_per_group * in_per_group;
+      for (int64_t oh = 0; oh < os[2]; ++oh)
+        for (int64_t ow = 0; ow < os[3]; ++ow) {
+          double acc = bias ? bias->data[static_cast<size_t>(o)] : 0.0;
+          for (int64_t ci = 0; ci < in_per_group; ++ci)
+            for (int64_t kh = 0; kh < ws[2]; ++kh)
+              for (int64_t kw = 0; kw < ws[3]; ++kw) {
+                const int64_t ih = oh * a.stride[0] - a.pad[0] + kh * a.dilation[0];
+                const int64_t iw = ow * a.stride[1] - a.pad[1] + kw * a.dilation[1];
+                if (ih < 0 || ih >= xs[2] || iw < 0 || iw >= xs[3]) continue;  // zero padding
+                acc += static_cast<double>(x.data[static_cast<size_t>(at4(xs, n, first_in + ci, ih, iw))]) *
+                       w.data[static_cast<size_t>(at4(ws, o, ci, kh, kw))];
+              }
+          out.data[static_cast<size_t>(at4(os, n, o, oh, ow))] = static_cast<float>(acc);
+        }
+    }
+}
+
+void batch_norm(const std::vector<const Value*>& in, bool has_affine, float eps, Value& out) {
+  for (int64_t i = 0; i < static_cast<int64_t>(out.data.size()); ++i) {
+    const size_t c = static_cast<size_t>(channel_of(i, out.shape));
+    const double normalized = (static_cast<double>(in[0]->data[static_cast<size_t>(i)]) - in[1]->data[c]) /
+                              std::sqrt(static_cast<double>(in[2]->data[c]) + eps);
+    const double y = has_affine ? normalized * in[3]->data[c] + in[4]->data[c] : normalized;
+    out.data[static_cast<size_t>(i)] = static_cast<float>(y);
+  }
+}
+
+// Padding acts as -inf; NaN propagates as in PyTorch.
+void max_pool2d(const Value& x, const Pool2dAttrs& a, Value& out) {
+  const Shape& xs = x.shape;
+  const Shape& os = out.shape;
+  for (int64_t n = 0; n < os[0]; ++n)
+    for (int64_t c = 0; c < os[1]; ++c)
+      for (int64_t oh = 0; oh < os[2]; ++oh)
+        for (int64_t ow = 0; ow < os[3]; ++ow) {
+          float best = -std::numeric_limits<float>::infinity();
+          for (int64_t kh = 0; kh < a.kernel[0]; ++kh)
+            for (int64_t kw = 0; kw < a.kernel[1]; ++kw) {
+              const int64_t ih = oh * a.stride[0] - a.pad[0] + kh * a.dilation[0];
+              const int64_t iw = ow * a.stride[1] - a.pad[1] + kw * a.dilation[1];
+              if (ih < 0 || ih >= xs[2] || iw < 0 || iw >= xs[3]) continue;
+              const float v = x.data[static_cast<size_t>(at4(xs, n, c, ih, iw))];
+              if (v > best || std::isnan(v)) best = v;
+            }
+          out.data[static_cast<size_t>(at4(os, n, c, oh, ow))] = best;
+        }
+}
+
+// PyTorch's divisor: with count_include_pad, the window clipped to the padded
+// input (so the ceil_mode overhang beyond the end padding does not count);
+// without, the number of input elements in the window.
+void avg_pool2d(const Value& x, const Pool2dAttrs& a, Value& out) {
+  const Shape& xs = x.shape;
+  const Shape& os = out.shape;
+  for (int64_t n = 0; n < os[0]; ++n)
+    for (int64_t c = 0; c < os[1]; ++c)
+      for (int64_t oh = 0; oh < os[2]; ++oh)
+        for (int64_t ow = 0; ow < os[3]; ++ow) {
+          const int64_t h0 = oh * a.stride[0] - a.pad[0];
+          const int64_t w0 = ow * a.stride[1] - a.pad[1];
+          const int64_t h1 = std::min(h0 + a.kernel[0], xs[2] + a.pad[2]);
+          const int64_t w1 = std::min(w0 + a.kernel[1], xs[3] + a.pad[3]);
+          const int64_t padded_count = (h1 - h0) * (w1 - w0);
+          double sum = 0;
+          int64_t count = 0;
+          for (int64_t ih = std::max<int64_t>(h0, 0); ih < std::min(h1, xs[2]); ++ih)
+            for (int64_t iw = std::max<int64_t>(w0, 0); iw < std::min(w1, xs[3]); ++iw) {
+              sum += x.data[static_cast<size_t>(at4(xs, n, c, ih, iw))];
+              ++count;
+            }
+          const double divisor = static_cast<double>(a.count_include_pad ? padded_count : count);
+          out.data[static_cast<size_t>(at4(os, n, c, oh, ow))] = static_cast<float>(sum / divisor);
+        }
+}
+
+// Window i of `out` over `in`: [floor(i*in/out), ceil((i+1)*in/out)).
+void adaptive_avg_pool2d(const Value& x, Value& out) {
+  const Shape& xs = x.shape;
+  const Shape& os = out.shape;
+  for (int64_t n = 0; n < os[0]; ++n)
+    for (int64_t c = 0; c < os[1]; ++c)
+      for (int64_t oh = 0; oh < os[2]; ++oh)
+        for (int64_t ow = 0; ow < os[3]; ++ow) {
+          const int64_t h0 = oh * xs[2] / os[2], h1 = ((oh + 1) * xs[2] + os[2] - 1) / os[2];
+          const int64_t w0 = ow * xs[3] / os[3], w1 = ((ow + 1) * xs[3] + os[3] - 1) / os[3];
+          double sum = 0;
+          for (int64_t ih = h0; ih < h1; ++ih)
+            for (int64_t iw = w0; iw < w1; ++iw) sum += x.data[static_cast<size_t>(at4(xs, n, c, ih, iw))];
+          out.data[static_cast<size_t>(at4(os, n, c, oh, ow))] =
+              static_cast<float>(sum / static_cast<double>((h1 - h0) * (w1 - w0)));
+        }
+}
+
+void global_avg_pool(const Value& x, Value& out) {
+  const int64_t plane = x.shape[2] * x.shape[3];
+  for (size_t nc = 0; nc < out.data.size(); ++nc) {
+    double sum = 0;
+    for (int64_t i = 0; i < plane; ++i) sum += x.data[nc * static_cast<size_t>(plane) + static_cast<size_t>(i)];
+    out.data[nc] = static_cast<float>(sum / static_cast<double>(plane));
+  }
+}
+
+// y[n, m] = sum_k x[n, k] * w[m, k] + b[m], x's dims after the first flattened to k.
+void linear(const Value& x, const Value& w, const Value* bias, Value& out) {
+  const int64_t rows = out.shape[0], features = w.shape[0], depth = w.shape[1];
+  for (int64_t n = 0; n < rows; ++n)
+    for (int64_t m = 0; m < features; ++m) {
+      double acc = bias ? bias->data[static_cast<size_t>(m)] : 0.0;
+      for (int64_t k = 0; k < depth; ++k)
+        acc += static_cast<double>(x.data[static_cast<size_t>(n * depth + k)]) *
+               w.data[static_cast<size_t>(m * depth + k)];
+      out.data[static_cast<size_t>(n * features + m)] = static_cast<float>(acc);
+    }
+}
+
+void concat(const std::vector<const Value*>& in, size_t operands, size_t axis, Value& out) {
+  const int64_t outer = extent(out.shape, 0, axis);
+  size_t dst = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (size_t i = 0; i < operands; ++i) {
+      const Value& x = *in[i];
+      const int64_t block = extent(x.shape, axis, x.shape.size());
+      const auto src = x.data.begin() + o * block;
+      std::copy(src, src + block, out.data.begin() + static_cast<int64_t>(dst));
+      dst += static_cast<size_t>(block);
+    }
+}
+
+// Numerically stable: exp(x - max) / sum(exp(x - max)) along `axis`.
+void softmax(const Value& x, size_t axis, Value& out) {
+  const Shape& s = x.shape;
+  const int64_t outer = extent(s, 0, axis), length = s[axis], inner = extent(s, axis + 1, s.size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      auto index = [&](int64_t k) { return static_cast<size_t>((o * length + k) * inner + i); };
+      double max = -std::numeric_limits<double>::infinity();
+      for (int64_t k = 0; k < length; ++k) max = std::max(max, static_cast<double>(x.data[index(k)]));
+      double sum = 0;
+      for (int64_t k = 0; k < length; ++k) sum += std::exp(x.data[index(k)] - max);
+      for (int64_t k = 0; k < length; ++k)
+        out.data[index(k)] = static_cast<float>(std::exp(x.data[index(k)] - max) / sum);
+    }
+}
+
+void pad(const Value& x, const PadAttrs& a, Value& out) {
+  const size_t rank = x.shape.size();
+  for (int64_t i = 0; i < static_cast<int64_t>(out.data.size()); ++i) {
+    // Unravel i in the output; shift by the begin pads to find the source element.
+    int64_t rest = i, src = 0, stride = 1;
+    bool inside = true;
+    for (size_t k = 0; k < rank; ++k) {
+      const size_t d = rank - 1 - k;
+      const int64_t source_index = rest % out.shape[d] - a.pads[d];
+      rest /= out.shape[d];
+      inside = inside && source_index >= 0 && source_index < x.shape[d];
+      src += source_index * stride;
+      stride *= x.shape[d];
+    }
+    out.data[static_cast<size_t>(i)] = inside ? x.data[static_cast<size_t>(src)] : a.value;
+  }
+}
+
+void compute_op(const Node& node, const std::vector<const Value*>& in, size_t operands, Value& out) {
+  const Value& x = *in[0];
+  switch (node.op) {
+    case OpKind::Conv2d: return conv2d(x, *in[1], operands == 3 ? in[2] : nullptr, node.attr<Conv2dAttrs>(), out);
+    case OpKind::BatchNorm:
+      return batch_norm(in, operands == 5, node.attr<BatchNormAttrs>().eps, out);
+    case OpKind::Affine:
+      for (int64_t i = 0; i < static_cast<int64_t>(out.data.size()); ++i) {
+        const size_t c = static_cast<size_t>(channel_of(i, out.shape));
+        out.data[static_cast<size_t>(i)] = affine(x.data[static_cast<size_t>(i)], in[1]->data[c], in[2]->data[c]);
+      }
+      return;
+    case OpKind::Relu: return map_unary(x, out, relu);
+    case OpKind::Clamp: {
+      const ClampAttrs& a = node.attr<ClampAttrs>();
+      return map_unary(x, out, [&](float v) { return clamp(v, a.min, a.max); });
+    }
+    case OpKind::HardSwish: return map_unary(x, out, hardswish);
+    case OpKind::Sigmoid: return map_unary(x, out, sigmoid);
+    case OpKind::Add: return map_binary(x, *in[1], out, add);
+    case OpKind::Mul: return map_binary(x, *in[1], out, mul);
+    case OpKind::MaxPool2d: return max_pool2d(x, node.attr<Pool2dAttrs>(), out);
+    case OpKind::AvgPool2d: return avg_pool2d(x, node.attr<Pool2dAttrs>(), out);
+    case OpKind::AdaptiveAvgPool2d: return adaptive_avg_pool2d(x, out);
+    case OpKind::GlobalAvgPool: return global_avg_pool(x, out);
+    case OpKind::Linear: return linear(x, *in[1], operands == 3 ? in[2] : nullptr, out);
+    case OpKind::Flatten:
+    case OpKind::Reshape:
+    case OpKind::Dropout:  // the identity at inference
+      out.data = x.data;
+      return;
+    case OpKind::Concat: return concat(in, operands, static_cast<size_t>(node.attr<AxisAttrs>().axis), out);
+    case OpKind::Softmax: return softmax(x, static_cast<size_t>(node.attr<AxisAttrs>().axis), out);
+    case OpKind::Pad: return pad(x, node.attr<PadAttrs>(), out);
+  }
+  AOTC_CHECK(false, "unhandled op kind");
+}
+
+void apply_epilogue(const Node& node, const std::vector<const Value*>& in, Value& out) {
+  for (const PostOp& p : node.epilogue) {
+    const auto operand = [&](int k) -> const Value& { return *in[static_cast<size_t>(p.input + k)]; };
+    switch (p.kind) {
+      case PostOpKind::kRelu: map_unary(out, out, relu); break;
+      case PostOpKind::kClamp: map_unary(out, out, [&](float v) { return clamp(v, p.min, p.max); }); break;
+      case PostOpKind::kHardSwish: map_unary(out, out, hardswish); break;
+      case PostOpKind::kSigmoid: map_unary(out, out, sigmoid); break;
+      case PostOpKind::kAffine:
+        for (int64_t i = 0; i < static_cast<int64_t>(out.data.size()); ++i) {
+          const size_t c = static_cast<size_t>(channel_of(i, out.shape));
+          float& v = out.data[static_cast<size_t>(i)];
+          v = affine(v, operand(0).data[c], operand(1).data[c]);
+        }
+        break;
+      case PostOpKind::kAdd: map_binary(out, operand(0), out, add); break;
+      case PostOpKind::kMul: map_binary(out, operand(0), out, mul); break;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Value> evaluate_node(const Graph& g, const Node& node, const std::vector<const Value*>& inputs) {
+  AOTC_CHECK(inputs.size() == node.inputs.size(), "node '", node.name, "'");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    AOTC_CHECK(inputs[i] != nullptr, "node '", node.name, "' input ", i);
+    AOTC_CHECK(inputs[i]->shape == g.tensor(node.inputs[i]).shape, "node '", node.name, "' input ", i, " has shape ",
+               to_string(inputs[i]->shape), ", graph says ", to_string(g.tensor(node.inputs[i]).shape));
+    AOTC_CHECK(static_cast<int64_t>(inputs[i]->data.size()) == num_elements(inputs[i]->shape));
+  }
+  Value out;
+  out.shape = infer_node_shapes(g, node)[0];
+  out.data.resize(static_cast<size_t>(num_elements(out.shape)));
+  compute_op(node, inputs, node.op_operand_count(), out);
+  apply_epilogue(node, inputs, out);
+  std::vector<Value> results;
+  results.push_back(std::move(out));
+  return results;
+}
+
+std::vector<Value> evaluate(const Graph& g, const std::vector<Value>& inputs) {
+  if (inputs.size() != g.inputs.size())
+    fail(ExitCode::kInvalidModel, "graph '", g.name, "' has ", g.inputs.size(), " inputs but ", inputs.size(),
+         " values were given");
+  std::vector<std::optional<Value>> values(g.tensors.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = g.tensor(g.inputs[i]);
+    if (inputs[i].shape != t.shape)
+      fail(ExitCode::kInvalidModel, "input '", t.name, "' has shape ", to_string(t.shape), " but the value given has ",
+           to_string(inputs[i].shape));
+    if (static_cast<int64_t>(inputs[i].data.size()) != num_elements(t.shape))
+      fail(ExitCode::kInvalidModel, "input '", t.name, "' needs ", num_elements(t.shape), " values, got ",
+           inputs[i].data.size());
+    values[static_cast<size_t>(g.inputs[i])] = inputs[i];
+  }
+
+  // A tensor's value is freed after the last node that reads it (outputs are kept).
+  std::vector<size_t> last_use(g.tensors.size(), 0);
+  for (size_t n = 0; n < g.nodes.size(); ++n)
+    for (TensorId id : g.nodes[n].inputs) last_use[static_cast<size_t>(id)] = n;
+
+  // The value of `id`: computed, an input, or a constant materialised on first use.
+  auto value_of = [&](TensorId id, const std::string& reader) -> const Value& {
+    std::optional<Value>& v = values[static_cast<size_t>(id)];
+    if (!v) {
+      const Tensor& t = g.tensor(id);
+      if (!t.is_constant())
+        fail(ExitCode::kInvalidModel, reader, " reads tensor '", t.name, "', which no earlier node defines");
+      v = Value{t.shape, *t.data};
+    }
+    return *v;
+  };
+
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const Node& node = g.nodes[n];
+    std::vector<const Value*> args;
+    for (TensorId id : node.inputs) args.push_back(&value_of(id, "node '" + node.name + "'"));
+    std::vector<Value> results = evaluate_node(g, node, args);
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      const Tensor& t = g.tensor(node.outputs[k]);
+      if (t.shape != results[k].shape)
+        fail(ExitCode::kInvalidModel, "node '", node.name, "' (", op_name(node.op), "): output '", t.name,
+             "' is declared as ", to_string(t.shape), " but the op produces ", to_string(results[k].shape));
+      values[static_cast<size_t>(node.outputs[k])] = std::move(results[k]);
+    }
+    for (TensorId id : node.inputs)
+      if (last_use[static_cast<size_t>(id)] == n && !is_graph_output(g, id)) values[static_cast<size_t>(id)].reset();
+  }
+
+  std::vector<Value> outputs;
+  for (TensorId id : g.outputs) outputs.push_back(value_of(id, "graph output"));
+  return outputs;
+}
+
+}  // namespace aotc
