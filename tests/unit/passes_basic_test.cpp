@@ -16,6 +16,7 @@
 #include "passes/eliminate_common_subexpressions.h"
 #include "passes/eliminate_dead_code.h"
 #include "passes/fold_constants.h"
+#include "passes/pipeline.h"
 #include "passes/simplify_algebra.h"
 #include "reference/evaluator.h"
 
@@ -609,6 +610,38 @@ TEST(Cse, AMergedGraphOutputKeepsItsName) {
   ASSERT_EQ(op_names(out), (std::vector<std::string>{"relu", "sigmoid"}));
   EXPECT_EQ(name_of(out, out.outputs[1]), "b");
   EXPECT_EQ(out.nodes[1].inputs[0], out.outputs[1]);
+  expect_same_results(g, out);
+}
+
+// ---- together ------------------------------------------------------------------
+
+TEST(BasicPasses, SimplifyAndFoldingExposeCommonSubexpressions) {
+  // After simplify both branches are relu(x), and after folding both weights
+  // are the same constant, so cse leaves one relu and one conv.
+  Graph g = parse(R"(graph g {
+    input %x: f32[1,2,5,5]
+    const %w: f32[8] = random(4)
+    %d = dropout(%x): f32[1,2,5,5]
+    %r1 = relu(%d): f32[1,2,5,5]
+    %r1b = relu(%r1): f32[1,2,5,5]
+    %r2 = relu(%x): f32[1,2,5,5]
+    %w1 = reshape(%w) {shape=[2,2,2,1]}: f32[2,2,2,1]
+    %w2 = reshape(%w) {shape=[2,2,2,1]}: f32[2,2,2,1]
+    %c1 = conv2d(%r1b, %w1): f32[1,2,4,5]
+    %c2 = conv2d(%r2, %w2): f32[1,2,4,5]
+    %y = add(%c1, %c2): f32[1,2,4,5]
+    output %y
+  })");
+  PipelineOptions options;
+  options.explicit_passes = true;
+  options.passes = {"simplify", "fold-constants", "cse"};
+  std::vector<PassRecord> records;
+  Graph out = run_pipeline(g, options, &records);
+  EXPECT_EQ(op_names(out), (std::vector<std::string>{"relu", "conv2d", "add"}));
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[2].counters.get("constants_merged"), 1);
+  EXPECT_EQ(records[2].counters.get("nodes_merged"), 2);  // relu, then conv
+  expect_well_formed(out);
   expect_same_results(g, out);
 }
 
