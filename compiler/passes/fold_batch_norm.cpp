@@ -1,8 +1,132 @@
 #include "passes/fold_batch_norm.h"
 
-namespace aotc {
+#include <cmath>
 
-// SCAFFOLD: to be implemented (placeholder returns the graph unchanged).
-Graph fold_batch_norm(Graph g, PassCounters& /*counters*/) { return g; }
+#include "support/error.h"
+
+namespace aotc {
+namespace {
+
+// An inference batch_norm as y = x * scale[c] + shift[c], in double.
+struct ChannelAffine {
+  std::vector<double> scale, shift;
+};
+
+const std::vector<float>& statistic(const Graph& g, const Node& bn, size_t input, const char* what) {
+  const Tensor& t = g.tensor(bn.inputs[input]);
+  if (!t.is_constant())
+    fail(ExitCode::kUnsupported, "node '", bn.name, "' (batch_norm): ", what, " '", t.name,
+         "' is not a constant; aotc folds batch_norm at compile time and needs its statistics as constants");
+  return *t.data;
+}
+
+ChannelAffine channel_affine(const Graph& g, const Node& bn) {
+  const size_t operands = bn.op_operand_count();
+  AOTC_CHECK(operands == 3 || operands == 5, bn.name);
+  const std::vector<float>& mean = statistic(g, bn, 1, "running mean");
+  const std::vector<float>& var = statistic(g, bn, 2, "running variance");
+  const std::vector<float>* gamma = operands == 5 ? &statistic(g, bn, 3, "weight (gamma)") : nullptr;
+  const std::vector<float>* beta = operands == 5 ? &statistic(g, bn, 4, "bias (beta)") : nullptr;
+  const double eps = bn.attr<BatchNormAttrs>().eps;
+
+  ChannelAffine a;
+  for (size_t c = 0; c < mean.size(); ++c) {
+    const double denominator = double{var[c]} + eps;
+    if (!(denominator > 0))
+      fail(ExitCode::kInvalidModel, "node '", bn.name, "' (batch_norm): running variance + eps is ", denominator,
+           " at channel ", c, "; it must be positive");
+    const double s = (gamma ? double{(*gamma)[c]} : 1.0) / std::sqrt(denominator);
+    a.scale.push_back(s);
+    a.shift.push_back((beta ? double{(*beta)[c]} : 0.0) - double{mean[c]} * s);
+  }
+  return a;
+}
+
+std::vector<float> to_float(const std::vector<double>& v) { return {v.begin(), v.end()}; }
+
+// True if `bn` (reading `x`, produced by `producer`) can be folded into the producer's
+// weights: nothing but the batch_norm may observe the unnormalised value.
+bool can_fold_into(const Graph& g, const Node& producer, TensorId x, const std::vector<int>& uses) {
+  if (producer.op != OpKind::Conv2d && producer.op != OpKind::Linear) return false;
+  if (!producer.epilogue.empty() || uses[static_cast<size_t>(x)] != 1 || is_graph_output(g, x)) return false;
+  for (size_t i = 1; i < producer.inputs.size(); ++i)
+    if (!g.tensor(producer.inputs[i]).is_constant()) return false;
+  return true;
+}
+
+// Scales the producer's weight and bias per output channel, then lets it define the
+// batch_norm's output (and carry its epilogue, if any).
+void fold_into(Graph& g, Node& producer, const Node& bn, const ChannelAffine& a) {
+  // The output channel is the weight's first dim for linear and every conv
+  // (grouped and depthwise included: [O, C/groups, KH, KW]).
+  const Tensor weight = g.tensor(producer.inputs[1]);  // a copy: add_constant below may reallocate
+  const auto channels = static_cast<size_t>(weight.shape[0]);
+  AOTC_CHECK(channels == a.scale.size(), producer.name, " vs ", bn.name);
+  const size_t per_channel = weight.data->size() / channels;
+  std::vector<float> folded_weight(weight.data->size());
+  for (size_t o = 0; o < channels; ++o)
+    for (size_t k = 0; k < per_channel; ++k)
+      folded_weight[o * per_channel + k] = static_cast<float>((*weight.data)[o * per_channel + k] * a.scale[o]);
+
+  const bool has_bias = producer.inputs.size() == 3;
+  std::vector<double> bias(channels, 0.0);
+  std::string bias_base = producer.name + ".bias";
+  if (has_bias) {
+    const Tensor& b = g.tensor(producer.inputs[2]);
+    bias.assign(b.data->begin(), b.data->end());
+    bias_base = b.name;
+  }
+  // (b - mean) * scale + beta == b * scale + shift
+  for (size_t o = 0; o < channels; ++o) bias[o] = bias[o] * a.scale[o] + a.shift[o];
+
+  // New tensors: the old constants may be shared with other nodes.
+  const TensorId new_weight = g.add_constant(g.unique_name(weight.name + ".bn_folded"), weight.shape, folded_weight);
+  const TensorId new_bias =
+      g.add_constant(g.unique_name(bias_base + ".bn_folded"), {static_cast<int64_t>(channels)}, to_float(bias));
+  producer.inputs = {producer.inputs[0], new_weight, new_bias};
+  producer.outputs = bn.outputs;
+  for (const PostOp& p : bn.epilogue) producer.append_post_op(p, bn.post_op_operands(p));
+}
+
+// Rewrites `bn` in place as affine(x, scale, shift), keeping its epilogue.
+void rewrite_as_affine(Graph& g, Node& bn, const ChannelAffine& a) {
+  const auto channels = static_cast<int64_t>(a.scale.size());
+  const TensorId scale = g.add_constant(g.unique_name(bn.name + ".scale"), {channels}, to_float(a.scale));
+  const TensorId shift = g.add_constant(g.unique_name(bn.name + ".shift"), {channels}, to_float(a.shift));
+  Node affine{.name = bn.name, .op = OpKind::Affine, .attrs = NoAttrs{}, .inputs = {bn.inputs[0], scale, shift},
+              .outputs = bn.outputs, .epilogue = {}};
+  for (const PostOp& p : bn.epilogue) affine.append_post_op(p, bn.post_op_operands(p));
+  bn = std::move(affine);
+}
+
+}  // namespace
+
+Graph fold_batch_norm(Graph g, PassCounters& counters) {
+  std::vector<int> def = defining_nodes(g);
+  const std::vector<int> uses = use_counts(g);
+  std::vector<bool> folded_away(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].op != OpKind::BatchNorm) continue;
+    const ChannelAffine a = channel_affine(g, g.nodes[i]);
+    const TensorId x = g.nodes[i].inputs[0];
+    const int producer = def[static_cast<size_t>(x)];
+    if (producer >= 0 && can_fold_into(g, g.nodes[static_cast<size_t>(producer)], x, uses)) {
+      Node& p = g.nodes[static_cast<size_t>(producer)];
+      counters.add(p.op == OpKind::Conv2d ? "folded_into_conv" : "folded_into_linear");
+      fold_into(g, p, g.nodes[i], a);
+      // The producer now defines the batch_norm's output (a following batch_norm may fold too).
+      def[static_cast<size_t>(p.outputs[0])] = producer;
+      folded_away[i] = true;
+    } else {
+      counters.add("to_affine");
+      rewrite_as_affine(g, g.nodes[i], a);
+    }
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!folded_away[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+  return g;
+}
 
 }  // namespace aotc

@@ -1,9 +1,14 @@
 // fold-batch-norm: Folds batch_norm into the conv2d or linear that produces its input:
 //   W' = W * gamma / sqrt(var + eps),  b' = (b - mean) * gamma / sqrt(var + eps) + beta
-// (conv without bias, grouped and depthwise conv, BN without affine). The fold is
-// skipped when the producer's output has another user or is a graph output, or
-// the producer is not a conv/linear (e.g. concat, relu): such a batch_norm is
-// rewritten as affine(x, scale, shift). Needs shapes; BN statistics must be constants.
+// (conv without bias gets one; grouped and depthwise conv; BN without affine:
+// gamma = 1, beta = 0). Computed in double, stored as new float constants (the
+// old ones may be shared). The fold is skipped when the producer's output has
+// another user or is a graph output, the producer already has an epilogue or
+// non-constant weights, or is not a conv/linear (e.g. concat, relu): such a
+// batch_norm is rewritten as affine(x, scale, shift). Either way no batch_norm
+// is left. Needs valid shapes; BN statistics must be constants (else
+// kUnsupported) with var + eps > 0 (else kInvalidModel).
+// Counters: folded_into_conv, folded_into_linear, to_affine.
 #pragma once
 
 #include "passes/pass.h"

@@ -1,8 +1,89 @@
 #include "passes/fuse_epilogues.h"
 
-namespace aotc {
+#include <optional>
 
-// SCAFFOLD: to be implemented (placeholder returns the graph unchanged).
-Graph fuse_epilogues(Graph g, PassCounters& /*counters*/) { return g; }
+#include "ir/shape_rules.h"
+
+namespace aotc {
+namespace {
+
+// Ops whose generated kernels can apply an epilogue to every value they store.
+bool is_anchor(OpKind op) {
+  return op == OpKind::Conv2d || op == OpKind::Linear || op == OpKind::Add || op == OpKind::Mul ||
+         op == OpKind::Affine;
+}
+
+// An elementwise node seen as a post-op applied to its operand `x`.
+struct PostOpForm {
+  TensorId x;
+  PostOp op;
+  std::vector<TensorId> operands;
+};
+
+std::optional<PostOpForm> as_post_op(const Graph& g, const Node& node) {
+  const std::vector<TensorId>& in = node.inputs;
+  switch (node.op) {
+    case OpKind::Relu: return PostOpForm{in[0], {.kind = PostOpKind::kRelu}, {}};
+    case OpKind::HardSwish: return PostOpForm{in[0], {.kind = PostOpKind::kHardSwish}, {}};
+    case OpKind::Sigmoid: return PostOpForm{in[0], {.kind = PostOpKind::kSigmoid}, {}};
+    case OpKind::Clamp: {
+      const ClampAttrs& a = node.attr<ClampAttrs>();
+      return PostOpForm{in[0], {.kind = PostOpKind::kClamp, .min = a.min, .max = a.max}, {}};
+    }
+    case OpKind::Affine: return PostOpForm{in[0], {.kind = PostOpKind::kAffine}, {in[1], in[2]}};
+    case OpKind::Add:
+    case OpKind::Mul: {
+      // Only with a constant that broadcasts into x's shape: the sum of two computed
+      // tensors stays a node (and becomes an anchor itself). Both are commutative.
+      const PostOpKind kind = node.op == OpKind::Add ? PostOpKind::kAdd : PostOpKind::kMul;
+      for (size_t c : {size_t{1}, size_t{0}}) {
+        const TensorId constant = in[c], x = in[1 - c];
+        const Shape& x_shape = g.tensor(x).shape;
+        if (g.tensor(constant).is_constant() &&
+            broadcast_shapes(x_shape, g.tensor(constant).shape, node.name) == x_shape)
+          return PostOpForm{x, {.kind = kind}, {constant}};
+      }
+      return std::nullopt;
+    }
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+Graph fuse_epilogues(Graph g, PassCounters& counters) {
+  std::vector<int> def = defining_nodes(g);
+  const std::vector<int> uses = use_counts(g);
+  std::vector<bool> fused_away(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const std::optional<PostOpForm> form = as_post_op(g, g.nodes[i]);
+    if (!form) continue;
+    const auto x = static_cast<size_t>(form->x);
+    const int producer = def[x];
+    if (producer < 0 || !is_anchor(g.nodes[static_cast<size_t>(producer)].op) || uses[x] != 1 ||
+        is_graph_output(g, form->x))
+      continue;
+
+    const Node elementwise = std::move(g.nodes[i]);
+    Node anchor = std::move(g.nodes[static_cast<size_t>(producer)]);
+    anchor.append_post_op(form->op, form->operands);
+    counters.add(std::string(op_name(anchor.op)) + "+" + post_op_name(form->op.kind));
+    for (const PostOp& p : elementwise.epilogue) {
+      anchor.append_post_op(p, elementwise.post_op_operands(p));
+      counters.add(std::string(op_name(anchor.op)) + "+" + post_op_name(p.kind));
+    }
+    // Taking over the output keeps the names of graph outputs. The fused node goes
+    // to the elementwise node's place, where all the operands it gained are defined.
+    anchor.outputs = elementwise.outputs;
+    g.nodes[i] = std::move(anchor);
+    fused_away[static_cast<size_t>(producer)] = true;
+    def[static_cast<size_t>(g.nodes[i].outputs[0])] = static_cast<int>(i);
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!fused_away[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+  return g;
+}
 
 }  // namespace aotc
