@@ -1,0 +1,243 @@
+#include "plan/memory_plan.h"
+
+#include <algorithm>
+#include <functional>
+#include <iomanip>
+#include <string>
+
+#include "support/error.h"
+
+namespace aotc {
+
+namespace {
+
+int64_t round_up(int64_t n, int64_t alignment) { return (n + alignment - 1) / alignment * alignment; }
+
+int64_t tensor_bytes(const Tensor& t) {
+  AOTC_CHECK(t.dtype == DType::F32, t.name);
+  return num_elements(t.shape) * static_cast<int64_t>(sizeof(float));
+}
+
+// Ops whose output is their input's bytes under another shape.
+bool is_alias_op(OpKind op) {
+  return op == OpKind::Reshape || op == OpKind::Flatten || op == OpKind::Dropout;
+}
+
+// Whether `node` reads inputs[index] only at the element it is about to write
+// (so the output may overwrite that input as it goes), given equal element counts.
+bool reads_elementwise(const Node& node, size_t index) {
+  if (index >= node.op_operand_count()) {
+    // Epilogue operands: add/mul are elementwise, affine's are per channel.
+    for (const PostOp& p : node.epilogue)
+      if ((p.kind == PostOpKind::kAdd || p.kind == PostOpKind::kMul) &&
+          p.input == static_cast<int>(index))
+        return true;
+    return false;
+  }
+  switch (node.op) {
+    case OpKind::Relu:
+    case OpKind::Clamp:
+    case OpKind::HardSwish:
+    case OpKind::Sigmoid:
+    case OpKind::Affine:
+    case OpKind::BatchNorm: return index == 0;  // the rest are per-channel parameters
+    case OpKind::Add:
+    case OpKind::Mul: return true;
+    default: return false;
+  }
+}
+
+// A range of arena bytes used by one or more tensors that share it over time.
+struct Slot {
+  int64_t bytes = 0;
+  int first_step = 0;
+  int last_step = 0;
+  int64_t offset = 0;
+};
+
+bool live_together(const Slot& a, const Slot& b) {
+  return a.first_step <= b.last_step && b.first_step <= a.last_step;
+}
+
+// Places slots in `order`, each at the lowest offset where it overlaps no
+// already placed slot that is live at the same time. Returns the arena size.
+int64_t place_first_fit(std::vector<Slot>& slots, const std::vector<int>& order, int64_t alignment) {
+  std::vector<const Slot*> placed;
+  std::vector<const Slot*> conflicts;
+  int64_t arena = 0;
+  for (int index : order) {
+    Slot& slot = slots[static_cast<size_t>(index)];
+    conflicts.clear();
+    for (const Slot* other : placed)
+      if (live_together(slot, *other)) conflicts.push_back(other);
+    std::sort(conflicts.begin(), conflicts.end(),
+              [](const Slot* a, const Slot* b) { return a->offset < b->offset; });
+    int64_t candidate = 0;
+    for (const Slot* other : conflicts) {
+      if (candidate + slot.bytes <= other->offset) break;  // the gap before `other` fits
+      candidate = std::max(candidate, round_up(other->offset + other->bytes, alignment));
+    }
+    slot.offset = candidate;
+    arena = std::max(arena, candidate + slot.bytes);
+    placed.push_back(&slot);
+  }
+  return arena;
+}
+
+// Greedy placement is sensitive to its order; no single order wins on every
+// model, so try the usual ones and keep the smallest arena (ties: the first).
+int64_t place_slots(std::vector<Slot>& slots, int64_t alignment) {
+  using Before = std::function<bool(const Slot&, const Slot&)>;
+  auto lifetime = [](const Slot& s) { return int64_t{s.last_step - s.first_step + 1}; };
+  const Before orderings[] = {
+      // Largest first, then earliest (tflite-micro, hannk).
+      [](const Slot& a, const Slot& b) {
+        return a.bytes != b.bytes ? a.bytes > b.bytes : a.first_step < b.first_step;
+      },
+      // Largest area in the time x bytes plane first.
+      [&](const Slot& a, const Slot& b) { return a.bytes * lifetime(a) > b.bytes * lifetime(b); },
+      // Longest-lived first: they fragment memory for the longest.
+      [&](const Slot& a, const Slot& b) {
+        return lifetime(a) != lifetime(b) ? lifetime(a) > lifetime(b) : a.bytes > b.bytes;
+      },
+      // Execution order, as an online first-fit allocator would.
+      [](const Slot& a, const Slot& b) { return a.first_step < b.first_step; },
+  };
+  std::vector<int64_t> best_offsets;
+  int64_t best_arena = -1;
+  for (const Before& before : orderings) {
+    std::vector<int> order(slots.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return before(slots[static_cast<size_t>(a)], slots[static_cast<size_t>(b)]);
+    });
+    const int64_t arena = place_first_fit(slots, order, alignment);
+    if (best_arena < 0 || arena < best_arena) {
+      best_arena = arena;
+      best_offsets.clear();
+      for (const Slot& s : slots) best_offsets.push_back(s.offset);
+    }
+  }
+  for (size_t i = 0; i < slots.size(); ++i) slots[i].offset = best_offsets[i];
+  return std::max<int64_t>(best_arena, 0);
+}
+
+int64_t liveness_lower_bound(const std::vector<Slot>& slots, size_t steps) {
+  // Bytes that become live at each step minus those that died just before it.
+  std::vector<int64_t> delta(steps + 1, 0);
+  for (const Slot& s : slots) {
+    delta[static_cast<size_t>(s.first_step)] += s.bytes;
+    delta[static_cast<size_t>(s.last_step) + 1] -= s.bytes;
+  }
+  int64_t live = 0, peak = 0;
+  for (int64_t d : delta) peak = std::max(peak, live += d);
+  return peak;
+}
+
+}  // namespace
+
+MemoryPlan plan_memory(const Graph& g, int64_t alignment) {
+  AOTC_CHECK(alignment > 0, alignment);
+  const std::vector<int> defined_at = defining_nodes(g);
+  std::vector<bool> planned(g.tensors.size(), false);
+  for (size_t t = 0; t < g.tensors.size(); ++t) planned[t] = defined_at[t] >= 0;
+  for (TensorId out : g.outputs) planned[static_cast<size_t>(out)] = false;
+
+  std::vector<int> last_read(defined_at);
+  for (size_t step = 0; step < g.nodes.size(); ++step) {
+    for (TensorId in : g.nodes[step].inputs) {
+      const size_t t = static_cast<size_t>(in);
+      if (!planned[t]) continue;
+      AOTC_CHECK(defined_at[t] < static_cast<int>(step), "nodes out of order at ", g.nodes[step].name);
+      last_read[t] = std::max(last_read[t], static_cast<int>(step));
+    }
+  }
+
+  MemoryPlan plan;
+  std::vector<Slot> slots;
+  std::vector<int> slot_of(g.tensors.size(), -1);
+  auto planned_input = [&](TensorId id) { return planned[static_cast<size_t>(id)]; };
+  auto slot_of_tensor = [&](TensorId id) -> Slot& { return slots[static_cast<size_t>(slot_of[static_cast<size_t>(id)])]; };
+
+  // The input whose slot `node` (at `step`) may overwrite with `out`, or kNoTensor.
+  auto in_place_candidate = [&](const Node& node, int step, TensorId out) -> TensorId {
+    if (node.outputs.size() != 1) return kNoTensor;
+    const Tensor& result = g.tensor(out);
+    for (TensorId in : node.inputs) {
+      if (!planned_input(in)) continue;
+      const Tensor& source = g.tensor(in);
+      if (slot_of_tensor(in).last_step != step || source.layout != result.layout ||
+          num_elements(source.shape) != num_elements(result.shape))
+        continue;
+      // Every read of the slot by this node (perhaps through an alias) must be elementwise.
+      bool elementwise = true;
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        const TensorId other = node.inputs[i];
+        if (planned_input(other) && slot_of[static_cast<size_t>(other)] == slot_of[static_cast<size_t>(in)])
+          elementwise = elementwise && reads_elementwise(node, i) &&
+                        num_elements(g.tensor(other).shape) == num_elements(result.shape);
+      }
+      if (elementwise) return in;
+    }
+    return kNoTensor;
+  };
+
+  for (size_t step = 0; step < g.nodes.size(); ++step) {
+    const Node& node = g.nodes[step];
+    for (TensorId out : node.outputs) {
+      const size_t t = static_cast<size_t>(out);
+      if (!planned[t]) continue;
+      TensorPlacement placement{.tensor = out,
+                                .bytes = round_up(tensor_bytes(g.tensor(out)), alignment),
+                                .first_step = defined_at[t],
+                                .last_step = last_read[t]};
+      plan.naive_bytes += placement.bytes;
+      const bool alias = is_alias_op(node.op) && node.epilogue.empty() && !node.inputs.empty() &&
+                         planned_input(node.inputs[0]) && slot_of_tensor(node.inputs[0]).bytes == placement.bytes;
+      placement.shares_with = alias ? node.inputs[0] : in_place_candidate(node, static_cast<int>(step), out);
+      if (placement.shares_with == kNoTensor) {
+        slot_of[t] = static_cast<int>(slots.size());
+        slots.push_back({.bytes = placement.bytes, .first_step = placement.first_step, .last_step = placement.last_step});
+      } else {
+        slot_of[t] = slot_of[static_cast<size_t>(placement.shares_with)];
+        Slot& shared = slots[static_cast<size_t>(slot_of[t])];
+        shared.last_step = std::max(shared.last_step, placement.last_step);
+        ++(alias ? plan.alias_count : plan.in_place_count);
+      }
+      plan.placements.push_back(placement);
+    }
+  }
+
+  plan.lower_bound_bytes = liveness_lower_bound(slots, g.nodes.size());
+  plan.arena_bytes = place_slots(slots, alignment);
+  for (TensorPlacement& p : plan.placements) p.offset = slot_of_tensor(p.tensor).offset;
+  return plan;
+}
+
+void print_memory_plan(std::ostream& os, const Graph& g, const MemoryPlan& plan) {
+  const int steps = static_cast<int>(g.nodes.size());
+  os << "memory plan: arena " << plan.arena_bytes << " bytes, lower bound " << plan.lower_bound_bytes
+     << ", naive " << plan.naive_bytes << "; " << plan.in_place_count << " in place, "
+     << plan.alias_count << " aliased; " << steps << " steps\n";
+  // Long schedules are squeezed: each bar column then stands for several steps.
+  const int columns = std::min(steps, 64);
+  os << std::setw(12) << "offset" << std::setw(12) << "bytes" << std::setw(11) << "steps" << "  "
+     << std::left << std::setw(columns + 3) << "live" << std::right << "tensor\n";
+  for (const TensorPlacement& p : plan.placements) {
+    std::string bar(static_cast<size_t>(columns), '.');
+    for (int c = 0; c < columns; ++c) {
+      const int begin = c * steps / columns, end = (c + 1) * steps / columns - 1;
+      if (begin <= p.last_step && p.first_step <= end) bar[static_cast<size_t>(c)] = '#';
+    }
+    const std::string lifetime = std::to_string(p.first_step) + "-" + std::to_string(p.last_step);
+    os << std::setw(12) << p.offset << std::setw(12) << p.bytes << std::setw(11) << lifetime << "  |"
+       << bar << "| %" << g.tensor(p.tensor).name;
+    if (p.shares_with != kNoTensor) {
+      const bool alias = is_alias_op(g.nodes[static_cast<size_t>(p.first_step)].op);
+      os << (alias ? " (alias of %" : " (in place of %") << g.tensor(p.shares_with).name << ")";
+    }
+    os << '\n';
+  }
+}
+
+}  // namespace aotc

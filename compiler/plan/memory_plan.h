@@ -1,0 +1,59 @@
+// Static memory planning: assigns every intermediate tensor an offset in one
+// arena, so that the generated model allocates nothing at run time (the plan
+// becomes constant data in the library).
+//
+// - Planned: outputs of nodes that are not graph outputs. Graph inputs and
+//   outputs live in the caller's buffers; constants are embedded data.
+// - Step i is node i of Graph::nodes (which is in execution order). A tensor is
+//   live from its defining step to the last step that reads it, inclusive, so at
+//   a step the node's inputs and outputs are all live.
+// - Aliases: the output of reshape/flatten/dropout shares its input's bytes (no
+//   copy), when the input is itself planned.
+// - In place: a node may write its output over an input it reads only
+//   elementwise (relu, clamp, hardswish, sigmoid, affine, batch_norm, add, mul,
+//   and the operand of a fused add/mul post-op) with as many elements, when that
+//   input's bytes are read by nothing after this node.
+// - Tensors sharing bytes form one slot whose lifetime is the union of theirs.
+//   Slots are placed greedily, largest first, at the lowest aligned offset free
+//   for their whole lifetime (tflite-micro's GreedyMemoryPlanner, hannk's
+//   AllocationPlanner); a few orderings are tried and the smallest arena kept.
+//
+// Must run on the final (fused) graph: fusion changes which tensors exist.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace aotc {
+
+struct TensorPlacement {
+  TensorId tensor = kNoTensor;
+  int64_t offset = 0;  // bytes from the start of the arena, a multiple of the alignment
+  int64_t bytes = 0;   // the tensor's size rounded up to the alignment
+  int first_step = 0;  // the tensor's own lifetime (its slot may live longer)
+  int last_step = 0;
+  // The tensor whose bytes this one reuses (its alias source or the input it
+  // overwrites in place), or kNoTensor.
+  TensorId shares_with = kNoTensor;
+};
+
+struct MemoryPlan {
+  std::vector<TensorPlacement> placements;  // in order of definition
+  int64_t arena_bytes = 0;        // max(offset + bytes)
+  int64_t lower_bound_bytes = 0;  // max over steps of the bytes of the slots live then
+  int64_t naive_bytes = 0;        // sum of all planned tensors' bytes (no reuse at all)
+  int in_place_count = 0;
+  int alias_count = 0;
+};
+
+// `alignment` (bytes, > 0) applies to every offset and size.
+MemoryPlan plan_memory(const Graph& g, int64_t alignment = 64);
+
+// A table, one row per planned tensor: offset, bytes, lifetime, what it shares,
+// and a bar marking the steps where it is live.
+void print_memory_plan(std::ostream& os, const Graph& g, const MemoryPlan& plan);
+
+}  // namespace aotc

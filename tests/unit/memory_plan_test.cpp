@@ -1,0 +1,511 @@
+// Tests of static memory planning. Small graphs check exact offsets worked out
+// by hand (in the style of tflite-micro's greedy_memory_planner_test); random
+// graphs check every plan against an independent checker that simulates the
+// arena step by step.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <sstream>
+
+#include "ir/graph.h"
+#include "plan/memory_plan.h"
+
+namespace aotc {
+namespace {
+
+// Builds graphs node by node; shapes are given (the planner only needs sizes).
+class Builder {
+ public:
+  Graph g;
+
+  TensorId input(const std::string& name, Shape shape) {
+    TensorId id = g.add_tensor({.name = name, .shape = std::move(shape)});
+    g.inputs.push_back(id);
+    return id;
+  }
+  TensorId constant(Shape shape) {
+    std::vector<float> data(static_cast<size_t>(num_elements(shape)), 0.5f);
+    return g.add_constant(g.unique_name("w"), std::move(shape), std::move(data));
+  }
+  TensorId node(OpKind op, const std::string& name, std::vector<TensorId> inputs, Shape shape,
+                Attrs attrs = NoAttrs{}) {
+    TensorId out = g.add_tensor({.name = name, .shape = std::move(shape)});
+    g.nodes.push_back({.name = name, .op = op, .attrs = std::move(attrs), .inputs = std::move(inputs), .outputs = {out}});
+    return out;
+  }
+  // A 1x1 convolution of x[N,C,H,W] to `channels` channels.
+  TensorId conv(const std::string& name, TensorId x, int64_t channels) {
+    Shape in = g.tensor(x).shape;
+    TensorId w = constant({channels, in[1], 1, 1});
+    return node(OpKind::Conv2d, name, {x, w}, {in[0], channels, in[2], in[3]}, Conv2dAttrs{});
+  }
+  void output(TensorId id) { g.outputs.push_back(id); }
+};
+
+// Shapes [1,k,4,4] hold 16k floats = 64k bytes: k units of the default 64-byte alignment.
+Shape units(int64_t k) { return {1, k, 4, 4}; }
+
+const TensorPlacement& placement_of(const MemoryPlan& plan, TensorId id) {
+  for (const TensorPlacement& p : plan.placements)
+    if (p.tensor == id) return p;
+  throw std::runtime_error("tensor not planned");
+}
+
+bool is_planned(const MemoryPlan& plan, TensorId id) {
+  return std::any_of(plan.placements.begin(), plan.placements.end(),
+                     [&](const TensorPlacement& p) { return p.tensor == id; });
+}
+
+// ---- The independent checker ------------------------------------------------
+
+bool is_alias_op(OpKind op) { return op == OpKind::Reshape || op == OpKind::Flatten || op == OpKind::Dropout; }
+
+// The semantics of the ops: does `node` read inputs[i] only at the index it writes?
+bool reads_elementwise(const Node& node, size_t i) {
+  for (const PostOp& p : node.epilogue)
+    if ((p.kind == PostOpKind::kAdd || p.kind == PostOpKind::kMul) && p.input == static_cast<int>(i)) return true;
+  if (i >= node.op_operand_count()) return false;
+  switch (node.op) {
+    case OpKind::Add:
+    case OpKind::Mul: return true;
+    case OpKind::Relu:
+    case OpKind::Clamp:
+    case OpKind::HardSwish:
+    case OpKind::Sigmoid:
+    case OpKind::Affine:
+    case OpKind::BatchNorm: return i == 0;
+    default: return false;
+  }
+}
+
+// Returns what is wrong with `plan`, or "" if nothing. Lifetimes are recomputed
+// from the graph; then the arena is simulated byte by byte: every read must
+// find the bytes its producer wrote, and a node may only overwrite an input it
+// reads elementwise from the very same bytes.
+std::string check_plan(const Graph& g, const MemoryPlan& plan, int64_t alignment) {
+  std::ostringstream error;
+  const size_t n = g.tensors.size();
+  std::vector<int> first(n, -1), last(n, -1);
+  std::vector<bool> planned(n, false);
+  for (size_t step = 0; step < g.nodes.size(); ++step) {
+    for (TensorId in : g.nodes[step].inputs) last[static_cast<size_t>(in)] = static_cast<int>(step);
+    for (TensorId out : g.nodes[step].outputs) {
+      first[static_cast<size_t>(out)] = last[static_cast<size_t>(out)] = static_cast<int>(step);
+      planned[static_cast<size_t>(out)] = !is_graph_output(g, out);
+    }
+  }
+  std::vector<const TensorPlacement*> where(n, nullptr);
+  int64_t naive = 0, arena = 0;
+  int shared = 0;
+  for (const TensorPlacement& p : plan.placements) {
+    const size_t t = static_cast<size_t>(p.tensor);
+    const std::string& name = g.tensor(p.tensor).name;
+    if (!planned[t] || where[t]) return "unexpected or repeated placement of " + name;
+    where[t] = &p;
+    if (p.offset < 0 || p.offset % alignment || p.bytes % alignment || p.bytes < 4 * num_elements(g.tensor(p.tensor).shape))
+      error << name << ": bad offset/size; ";
+    if (p.first_step != first[t] || p.last_step != last[t]) error << name << ": wrong lifetime; ";
+    naive += p.bytes;
+    arena = std::max(arena, p.offset + p.bytes);
+    shared += p.shares_with != kNoTensor;
+  }
+  for (size_t t = 0; t < n; ++t)
+    if (planned[t] && !where[t]) error << g.tensors[t].name << " not planned; ";
+  if (naive != plan.naive_bytes) error << "naive " << plan.naive_bytes << " != " << naive << "; ";
+  if (arena != plan.arena_bytes) error << "arena " << plan.arena_bytes << " != " << arena << "; ";
+  if (shared != plan.in_place_count + plan.alias_count) error << "share counts; ";
+  if (!error.str().empty()) return error.str();
+
+  // owner[b]: the tensor whose value byte b holds (aliases hold their source's value).
+  std::vector<TensorId> owner(static_cast<size_t>(arena), kNoTensor), value_of(n);
+  for (size_t t = 0; t < n; ++t) value_of[t] = static_cast<TensorId>(t);
+  auto bytes_of = [&](TensorId t) { return 4 * num_elements(g.tensor(t).shape); };
+  auto overlap = [&](TensorId a, TensorId b) {
+    return where[a]->offset < where[b]->offset + bytes_of(b) && where[b]->offset < where[a]->offset + bytes_of(a);
+  };
+  for (const Node& node : g.nodes) {
+    for (TensorId in : node.inputs) {
+      if (!planned[static_cast<size_t>(in)]) continue;
+      for (int64_t b = where[in]->offset; b < where[in]->offset + bytes_of(in); ++b)
+        if (owner[static_cast<size_t>(b)] != value_of[static_cast<size_t>(in)])
+          return node.name + " reads " + g.tensor(in).name + " after it was overwritten";
+    }
+    for (TensorId out : node.outputs) {
+      if (!planned[static_cast<size_t>(out)]) continue;
+      const TensorId source = node.inputs.empty() ? kNoTensor : node.inputs[0];
+      if (is_alias_op(node.op) && source != kNoTensor && planned[static_cast<size_t>(source)] && where[out]->offset == where[source]->offset &&
+          bytes_of(out) == bytes_of(source)) {
+        value_of[static_cast<size_t>(out)] = value_of[static_cast<size_t>(source)];  // no copy
+        continue;
+      }
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        const TensorId in = node.inputs[i];
+        if (!planned[static_cast<size_t>(in)] || !overlap(in, out)) continue;
+        if (where[in]->offset != where[out]->offset || !reads_elementwise(node, i) || bytes_of(in) != bytes_of(out))
+          return node.name + " overwrites " + g.tensor(in).name + " while reading it";
+      }
+      for (int64_t b = where[out]->offset; b < where[out]->offset + bytes_of(out); ++b)
+        owner[static_cast<size_t>(b)] = out;
+    }
+  }
+
+  // At each step, the live tensors' bytes: their measure is the lower bound.
+  int64_t lower_bound = 0;
+  for (int step = 0; step < static_cast<int>(g.nodes.size()); ++step) {
+    std::vector<bool> used(static_cast<size_t>(arena), false);
+    for (const TensorPlacement& p : plan.placements)
+      if (p.first_step <= step && step <= p.last_step)
+        std::fill(used.begin() + p.offset, used.begin() + p.offset + p.bytes, true);
+    lower_bound = std::max(lower_bound, static_cast<int64_t>(std::count(used.begin(), used.end(), true)));
+  }
+  if (lower_bound != plan.lower_bound_bytes)
+    return "lower bound " + std::to_string(plan.lower_bound_bytes) + " != " + std::to_string(lower_bound);
+  return "";
+}
+
+// ---- Exact plans of small graphs ---------------------------------------------
+
+TEST(MemoryPlan, ChainReusesTheFirstBufferForTheThird) {
+  Builder b;
+  TensorId x = b.input("x", units(1));
+  TensorId a = b.conv("a", x, 2);  // step 0, live 0-1, 128 B
+  TensorId c1 = b.conv("b", a, 4); // step 1, live 1-2, 256 B
+  TensorId c2 = b.conv("c", c1, 1);  // step 2, live 2-3, 64 B
+  b.output(b.conv("y", c2, 1));
+  MemoryPlan plan = plan_memory(b.g);
+  ASSERT_EQ(check_plan(b.g, plan, 64), "");
+  // Largest first: b at 0; a overlaps b in time, so after it; c too, and c may
+  // reuse a's bytes since a is dead by step 2.
+  EXPECT_EQ(placement_of(plan, c1).offset, 0);
+  EXPECT_EQ(placement_of(plan, a).offset, 256);
+  EXPECT_EQ(placement_of(plan, c2).offset, 256);
+  EXPECT_EQ(plan.arena_bytes, 384);
+  EXPECT_EQ(plan.lower_bound_bytes, 384);  // step 1: a + b
+  EXPECT_EQ(plan.naive_bytes, 448);
+  EXPECT_EQ(plan.in_place_count + plan.alias_count, 0);
+}
+
+TEST(MemoryPlan, DiamondIntoConcatMeetsTheLowerBound) {
+  Builder b;
+  TensorId x = b.input("x", units(1));
+  TensorId a = b.conv("a", x, 4);  // live 0-2
+  TensorId l = b.conv("l", a, 2);  // live 1-3
+  TensorId r = b.conv("r", a, 2);  // live 2-3
+  TensorId cat = b.node(OpKind::Concat, "cat", {l, r}, units(4), AxisAttrs{1});  // live 3-4
+  b.output(b.conv("y", cat, 1));
+  MemoryPlan plan = plan_memory(b.g);
+  ASSERT_EQ(check_plan(b.g, plan, 64), "");
+  // a and cat (256 B each) never live together: both at 0; l and r above them.
+  EXPECT_EQ(placement_of(plan, a).offset, 0);
+  EXPECT_EQ(placement_of(plan, cat).offset, 0);
+  EXPECT_EQ(placement_of(plan, l).offset, 256);
+  EXPECT_EQ(placement_of(plan, r).offset, 384);
+  EXPECT_EQ(plan.lower_bound_bytes, 512);  // steps 2 and 3
+  EXPECT_EQ(plan.arena_bytes, 512);
+}
+
+TEST(MemoryPlan, ResidualAddWritesOverItsFirstDyingOperand) {
+  Builder b;
+  TensorId x = b.input("x", units(4));
+  TensorId a = b.conv("a", x, 4);                                 // live 0-2
+  TensorId h = b.conv("h", a, 4);                                 // live 1-2
+  TensorId sum = b.node(OpKind::Add, "sum", {h, a}, units(4));    // live 2-3
+  b.output(b.conv("y", sum, 4));
+  MemoryPlan plan = plan_memory(b.g);
+  ASSERT_EQ(check_plan(b.g, plan, 64), "");
+  EXPECT_EQ(placement_of(plan, sum).shares_with, h);
+  EXPECT_EQ(placement_of(plan, sum).offset, placement_of(plan, h).offset);
+  EXPECT_EQ(plan.in_place_count, 1);
+  EXPECT_EQ(placement_of(plan, a).offset, 0);    // slot {a}: steps 0-2
+  EXPECT_EQ(placement_of(plan, h).offset, 256);  // slot {h, sum}: steps 1-3
+  EXPECT_EQ(plan.arena_bytes, 512);
+  EXPECT_EQ(plan.lower_bound_bytes, 512);
+}
+
+TEST(MemoryPlan, ElementwiseChainRunsInOneBuffer) {
+  Builder b;
+  TensorId x = b.input("x", units(4));
+  TensorId a = b.conv("a", x, 4);
+  TensorId r = b.node(OpKind::Relu, "r", {a}, units(4));
+  TensorId s = b.node(OpKind::Sigmoid, "s", {r}, units(4));
+  b.output(b.conv("y", s, 4));
+  MemoryPlan plan = plan_memory(b.g);
+  ASSERT_EQ(check_plan(b.g, plan, 64), "");
+  EXPECT_EQ(placement_of(plan, r).shares_with, a);
+  EXPECT_EQ(placement_of(plan, s).shares_with, r);
+  EXPECT_EQ(plan.in_place_count, 2);
+  EXPECT_EQ(plan.arena_bytes, 256);
+  EXPECT_EQ(plan.lower_bound_bytes, 256);
+  EXPECT_EQ(plan.naive_bytes, 768);
+}
+
+TEST(MemoryPlan, FusedResidualAddOverwritesTheResidualNotTheConvInput) {
+  Builder b;
+  TensorId x = b.input("x", units(4));
+  TensorId res = b.conv("res", x, 4);  // live 0-2
+  TensorId h = b.conv("h", res, 4);    // live 1-2
+  TensorId out = b.conv("out", h, 4);  // conv(h) + res, then relu
+  b.g.nodes.back().append_post_op({.kind = PostOpKind::kAdd}, {res});
+  b.g.nodes.back().append_post_op({.kind = PostOpKind::kRelu}, {});
+  b.output(b.conv("y", out, 4));
+  MemoryPlan plan = plan_memory(b.g);
+  ASSERT_EQ(check_plan(b.g, plan, 64), "");
+  EXPECT_EQ(placement_of(plan, out).shares_with, res);
+  EXPECT_EQ(plan.arena_bytes, 512);
+}
+
+TEST(MemoryPlan, ConvDoesNotOverwriteItsOwnOperandEvenIfItsEpilogueAddsIt) {
+  Builder b;
+  TensorId x = b.input("x", units(4));
+  TensorId h = b.conv("h", x, 4);
+  TensorId out = b.conv("out", h, 4);  // conv(h) + h: the conv reads all of h
+  b.g.nodes.back().append_post_op({.kind = PostOpKind::kAdd}, {h});
+  b.output(b.conv("y", out, 4));
+  MemoryPlan plan = plan_memory(b.g);
+  ASSERT_EQ(check_plan(b.g, plan, 64), "");
+  EXPECT_EQ(placement_of(plan, out).shares_with, kNoTensor);
+  EXPECT_EQ(plan.in_place_count, 0);
+  EXPECT_EQ(plan.arena_bytes, 512);
+}
+
+TEST(MemoryPlan, InPlaceSkipsBroadcastAndStillLiveOperands) {
+  // Squeeze-and-excitation shape: m = a * pool(a), then n = m + a.
+  Builder b;
+  TensorId x = b.input("x", units(4));
+  TensorId a = b.conv("a", x, 4);                                                  // live 0-3
+  TensorId pooled = b.node(OpKind::GlobalAvgPool, "pooled", {a}, {1, 4, 1, 1});  // live 1-2
+  TensorId m = b.node(OpKind::Mul, "m", {a, pooled}, units(4));  // a lives on; pooled broadcasts
+  TensorId sum = b.node(OpKind::Add, "sum", {m, a}, units(4));   // both die here: over m
+  b.output(b.conv("y", sum, 4));
+  MemoryPlan plan = plan_memory(b.g);
+  ASSERT_EQ(check_plan(b.g, plan, 64), "");
+  EXPECT_EQ(placement_of(plan, m).shares_with, kNoTensor);
+  EXPECT_EQ(placement_of(plan, sum).shares_with, m);
+  EXPECT_EQ(plan.in_place_count, 1);
+}
+
+TEST(MemoryPlan, AliasSharesItsSourceAndKeepsItAliveForLaterReaders) {
+  Builder b;
+  TensorId x = b.input("x", units(4));
+  TensorId a = b.conv("a", x, 4);                                                // step 0, live 0-4
+  TensorId flat = b.node(OpKind::Flatten, "flat", {a}, {1, 64}, FlattenAttrs{});  // step 1, live 1-2
+  // Step 2: flat dies here but its bytes (a's) are read at step 4: not in place.
+  TensorId r = b.node(OpKind::Relu, "r", {flat}, {1, 64});
+  b.output(b.node(OpKind::Linear, "fc", {r, b.constant({10, 64})}, {1, 10}));  // step 3
+  TensorId ra = b.node(OpKind::Relu, "ra", {a}, units(4));  // step 4: a's bytes die here
+  b.output(b.conv("y", ra, 4));
+  MemoryPlan plan = plan_memory(b.g);
+  ASSERT_EQ(check_plan(b.g, plan, 64), "");
+  EXPECT_EQ(placement_of(plan, flat).shares_with, a);
+  EXPECT_EQ(placement_of(plan, r).shares_with, kNoTensor);
+  EXPECT_EQ(placement_of(plan, ra).shares_with, a);
+  EXPECT_EQ(plan.alias_count, 1);
+  EXPECT_EQ(plan.in_place_count, 1);
+  // Slots {a, flat, ra} (steps 0-5) at 0 and {r} (steps 2-3) above it.
+  EXPECT_EQ(placement_of(plan, a).offset, 0);
+  EXPECT_EQ(placement_of(plan, ra).offset, 0);
+  EXPECT_EQ(placement_of(plan, r).offset, 256);
+  EXPECT_EQ(plan.arena_bytes, 512);
+  EXPECT_EQ(plan.lower_bound_bytes, 512);
+}
+
+TEST(MemoryPlan, OnlyIntermediatesArePlannedAndAliasesOfInputsAreCopies) {
+  Builder b;
+  TensorId x = b.input("x", units(1));
+  TensorId flat = b.node(OpKind::Flatten, "flat", {x}, {1, 16}, FlattenAttrs{});  // copy of the caller's x
+  TensorId r = b.node(OpKind::Relu, "r", {flat}, {1, 16});                          // a graph output
+  TensorId s = b.node(OpKind::Sigmoid, "s", {r}, {1, 16});
+  b.output(r);
+  b.output(b.node(OpKind::Linear, "fc", {s, b.constant({2, 16})}, {1, 2}));
+  MemoryPlan plan = plan_memory(b.g);
+  ASSERT_EQ(check_plan(b.g, plan, 64), "");
+  EXPECT_FALSE(is_planned(plan, x));
+  EXPECT_FALSE(is_planned(plan, r));
+  EXPECT_TRUE(is_planned(plan, flat));
+  EXPECT_TRUE(is_planned(plan, s));
+  EXPECT_EQ(plan.placements.size(), 2u);
+  EXPECT_EQ(placement_of(plan, flat).shares_with, kNoTensor);
+  EXPECT_EQ(placement_of(plan, s).shares_with, kNoTensor);  // r is the caller's buffer
+  EXPECT_EQ(plan.alias_count + plan.in_place_count, 0);
+  EXPECT_EQ(plan.arena_bytes, 64);  // flat (0-1) and s (2-3) never meet
+}
+
+TEST(MemoryPlan, KeepsTheBestOfSeveralOrderings) {
+  // Lifetimes A 0-1 (128 B), B 1-5 (64 B), C 3-8 (64 B), D 6-7 (128 B).
+  // Largest first puts A and D at 0, B at 128, then C (live with B and D) at
+  // 192: 256 bytes. In execution order A 0, B 128, C 0 (A is dead), D 64: 192,
+  // the lower bound (A+B at step 1, C+D at step 6).
+  Builder b;
+  TensorId x = b.input("x", units(1));
+  TensorId A = b.conv("A", x, 2);                    // step 0
+  TensorId B = b.conv("B", A, 1);                    // step 1
+  b.output(b.conv("o1", B, 1));                      // step 2
+  TensorId C = b.conv("C", x, 1);                    // step 3
+  b.output(b.conv("o2", C, 1));                      // step 4
+  b.output(b.conv("o3", B, 1));                      // step 5
+  TensorId D = b.conv("D", C, 2);                    // step 6
+  b.output(b.conv("o4", D, 1));                      // step 7
+  b.output(b.conv("o5", C, 1));                      // step 8
+  MemoryPlan plan = plan_memory(b.g);
+  ASSERT_EQ(check_plan(b.g, plan, 64), "");
+  EXPECT_EQ(plan.lower_bound_bytes, 192);
+  EXPECT_EQ(plan.arena_bytes, 192);
+  EXPECT_EQ(placement_of(plan, A).offset, 0);
+  EXPECT_EQ(placement_of(plan, B).offset, 128);
+  EXPECT_EQ(placement_of(plan, C).offset, 0);
+  EXPECT_EQ(placement_of(plan, D).offset, 64);
+}
+
+TEST(MemoryPlan, SizesAndOffsetsAreRoundedToTheAlignment) {
+  Builder b;
+  TensorId x = b.input("x", {1, 3});
+  TensorId r = b.node(OpKind::Relu, "r", {x}, {1, 3});  // 12 bytes
+  TensorId s = b.node(OpKind::Concat, "s", {r, r}, {1, 6}, AxisAttrs{1});
+  b.output(b.node(OpKind::Relu, "y", {s}, {1, 6}));
+  for (int64_t alignment : {4, 16, 64}) {
+    MemoryPlan plan = plan_memory(b.g, alignment);
+    ASSERT_EQ(check_plan(b.g, plan, alignment), "") << alignment;
+    const int64_t r_bytes = (12 + alignment - 1) / alignment * alignment;
+    const int64_t s_bytes = (24 + alignment - 1) / alignment * alignment;
+    EXPECT_EQ(placement_of(plan, r).bytes, r_bytes);
+    EXPECT_EQ(placement_of(plan, s).bytes, s_bytes);
+    EXPECT_EQ(plan.arena_bytes, r_bytes + s_bytes) << alignment;
+  }
+}
+
+TEST(MemoryPlan, GraphWithoutIntermediatesNeedsNoArena) {
+  Builder b;
+  TensorId x = b.input("x", units(1));
+  b.output(b.conv("y", x, 1));
+  MemoryPlan plan = plan_memory(b.g);
+  EXPECT_TRUE(plan.placements.empty());
+  EXPECT_EQ(plan.arena_bytes, 0);
+  EXPECT_EQ(plan.lower_bound_bytes, 0);
+  EXPECT_EQ(plan.naive_bytes, 0);
+}
+
+TEST(MemoryPlan, PrintsOneRowPerTensorWithItsLifetime) {
+  Builder b;
+  TensorId x = b.input("x", units(4));
+  TensorId a = b.conv("a", x, 4);
+  TensorId flat = b.node(OpKind::Flatten, "flat", {a}, {1, 64}, FlattenAttrs{});
+  TensorId r = b.node(OpKind::Relu, "r", {flat}, {1, 64});
+  b.output(b.node(OpKind::Linear, "fc", {r, b.constant({10, 64})}, {1, 10}));
+  MemoryPlan plan = plan_memory(b.g);
+  ASSERT_EQ(check_plan(b.g, plan, 64), "");
+  std::ostringstream os;
+  print_memory_plan(os, b.g, plan);
+  EXPECT_EQ(os.str(),
+            "memory plan: arena 256 bytes, lower bound 256, naive 768; 1 in place, 1 aliased; 4 steps\n"
+            "      offset       bytes      steps  live   tensor\n"
+            "           0         256        0-1  |##..| %a\n"
+            "           0         256        1-2  |.##.| %flat (alias of %a)\n"
+            "           0         256        2-3  |..##| %r (in place of %flat)\n");
+  EXPECT_EQ(placement_of(plan, r).shares_with, flat);
+}
+
+// ---- Random graphs -----------------------------------------------------------
+
+// A random, well-shaped DAG of the ops the planner treats differently: convs
+// (with fused residual adds), elementwise ops (some broadcasting), concats,
+// pooling and aliases; a few intermediates are also graph outputs.
+Graph random_graph(std::mt19937& rng) {
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  Builder b;
+  std::vector<TensorId> values = {b.input("x", {1, 3, 4, 4})};
+  // Mostly one of the last few values, as in real networks; sometimes any.
+  auto pick = [&]() {
+    const int n = static_cast<int>(values.size());
+    return values[static_cast<size_t>(uniform(0, 9) < 7 ? std::max(0, n - 1 - uniform(0, 3)) : uniform(0, n - 1))];
+  };
+  auto shape = [&](TensorId t) { return b.g.tensor(t).shape; };
+  auto pick_with_shape = [&](const Shape& s) {
+    std::vector<TensorId> same;
+    for (TensorId v : values)
+      if (shape(v) == s) same.push_back(v);
+    return same.empty() ? kNoTensor : same[static_cast<size_t>(uniform(0, static_cast<int>(same.size()) - 1))];
+  };
+  const int node_count = uniform(3, 24);
+  for (int k = 0; k < node_count; ++k) {
+    const std::string name = "t" + std::to_string(k);
+    TensorId v = pick();
+    const Shape s = shape(v);
+    const bool spatial = s.size() == 4;
+    TensorId out = kNoTensor;
+    switch (uniform(0, 8)) {
+      case 0:
+      case 1:
+        if (!spatial) break;
+        out = b.conv(name, v, int64_t{1} << uniform(0, 3));
+        if (TensorId residual = pick_with_shape(shape(out)); residual != kNoTensor && uniform(0, 1)) {
+          b.g.nodes.back().append_post_op({.kind = PostOpKind::kAdd}, {residual});
+          b.g.nodes.back().append_post_op({.kind = PostOpKind::kRelu}, {});
+        }
+        break;
+      case 2: out = b.node(OpKind::Relu, name, {v}, s); break;
+      case 3: out = b.node(OpKind::Add, name, {v, pick_with_shape(s)}, s); break;
+      case 4:
+        if (spatial) {
+          TensorId scale = pick_with_shape({1, s[1], 1, 1});
+          if (scale != kNoTensor) out = b.node(OpKind::Mul, name, {v, scale}, s);
+        }
+        break;
+      case 5:
+        if (TensorId u = pick(); spatial && shape(u).size() == 4 && shape(u)[2] == s[2])
+          out = b.node(OpKind::Concat, name, {v, u}, {1, s[1] + shape(u)[1], s[2], s[3]}, AxisAttrs{1});
+        break;
+      case 6:
+        if (spatial) out = b.node(OpKind::GlobalAvgPool, name, {v}, {1, s[1], 1, 1});
+        break;
+      case 7:
+        if (spatial) out = b.node(OpKind::Flatten, name, {v}, {1, num_elements(s)}, FlattenAttrs{});
+        break;
+      case 8: out = b.node(OpKind::Dropout, name, {v}, s); break;
+    }
+    if (out == kNoTensor) continue;
+    values.push_back(out);
+    if (uniform(0, 9) == 0) b.output(out);
+  }
+  if (values.size() == 1) values.push_back(b.node(OpKind::Relu, "only", {values[0]}, shape(values[0])));
+  if (!is_graph_output(b.g, values.back())) b.output(values.back());
+  return b.g;
+}
+
+TEST(MemoryPlan, RandomGraphsGetSoundPlansAboveTheLowerBound) {
+  std::mt19937 rng(20240607);
+  int in_place = 0, aliases = 0, graphs_with_reuse = 0;
+  for (int i = 0; i < 100; ++i) {
+    const Graph g = random_graph(rng);
+    for (int64_t alignment : {4, 64}) {
+      const MemoryPlan plan = plan_memory(g, alignment);
+      ASSERT_EQ(check_plan(g, plan, alignment), "") << "graph " << i << ", alignment " << alignment;
+      EXPECT_GE(plan.arena_bytes, plan.lower_bound_bytes);
+      EXPECT_LE(plan.arena_bytes, plan.naive_bytes);
+      in_place += plan.in_place_count;
+      aliases += plan.alias_count;
+      graphs_with_reuse += plan.arena_bytes < plan.naive_bytes;
+    }
+  }
+  // The generator must actually exercise sharing and reuse.
+  EXPECT_GT(in_place, 150);
+  EXPECT_GT(aliases, 150);
+  EXPECT_GT(graphs_with_reuse, 150);
+}
+
+TEST(MemoryPlan, CheckerCatchesOverlappingLiveTensors) {
+  Builder b;
+  TensorId x = b.input("x", units(1));
+  TensorId a = b.conv("a", x, 1);
+  TensorId c = b.conv("c", a, 1);
+  b.output(b.node(OpKind::Add, "y", {a, c}, units(1)));
+  MemoryPlan plan = plan_memory(b.g);
+  ASSERT_EQ(check_plan(b.g, plan, 64), "");
+  for (TensorPlacement& p : plan.placements) p.offset = 0;  // a and c now collide
+  plan.arena_bytes = 64;
+  plan.lower_bound_bytes = 64;
+  EXPECT_NE(check_plan(b.g, plan, 64), "");
+}
+
+}  // namespace
+}  // namespace aotc
