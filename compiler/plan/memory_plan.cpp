@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <iomanip>
+#include <iterator>
 #include <string>
 
 #include "support/error.h"
@@ -84,9 +85,17 @@ int64_t place_first_fit(std::vector<Slot>& slots, const std::vector<int>& order,
   return arena;
 }
 
-// Greedy placement is sensitive to its order; no single order wins on every
-// model, so try the usual ones and keep the smallest arena (ties: the first).
-int64_t place_slots(std::vector<Slot>& slots, int64_t alignment) {
+// How often a slot that ends at the arena's top is moved to the front of the
+// order and placement retried (bounded: each try costs a full placement).
+constexpr int kMaxPromotions = 32;
+
+// Greedy placement is sensitive to its order, and no single order wins on every
+// model, so try the usual ones. After each placement, the slot ending at the
+// arena's top that was placed last is the one squeezed out by earlier slots:
+// it goes to the front and placement runs again (this is what fits DenseNet's
+// growing concats into its liveness bound). Keeps the smallest arena (ties: the
+// first found) and stops early at `lower_bound`, which nothing can beat.
+int64_t place_slots(std::vector<Slot>& slots, int64_t alignment, int64_t lower_bound) {
   using Before = std::function<bool(const Slot&, const Slot&)>;
   auto lifetime = [](const Slot& s) { return int64_t{s.last_step - s.first_step + 1}; };
   const Before orderings[] = {
@@ -111,15 +120,26 @@ int64_t place_slots(std::vector<Slot>& slots, int64_t alignment) {
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
       return before(slots[static_cast<size_t>(a)], slots[static_cast<size_t>(b)]);
     });
-    const int64_t arena = place_first_fit(slots, order, alignment);
-    if (best_arena < 0 || arena < best_arena) {
-      best_arena = arena;
-      best_offsets.clear();
-      for (const Slot& s : slots) best_offsets.push_back(s.offset);
+    for (int promotion = 0; promotion <= kMaxPromotions; ++promotion) {
+      const int64_t arena = place_first_fit(slots, order, alignment);
+      if (best_arena < 0 || arena < best_arena) {
+        best_arena = arena;
+        best_offsets.clear();
+        for (const Slot& s : slots) best_offsets.push_back(s.offset);
+      }
+      if (best_arena <= lower_bound) break;
+      auto squeezed = std::find_if(order.rbegin(), order.rend(), [&](int i) {
+        const Slot& s = slots[static_cast<size_t>(i)];
+        return s.offset + s.bytes == arena;
+      });
+      AOTC_CHECK(squeezed != order.rend());
+      if (squeezed == std::prev(order.rend())) break;  // already first
+      std::rotate(order.begin(), std::prev(squeezed.base()), squeezed.base());
     }
+    if (best_arena <= lower_bound) break;
   }
   for (size_t i = 0; i < slots.size(); ++i) slots[i].offset = best_offsets[i];
-  return std::max<int64_t>(best_arena, 0);
+  return best_arena;
 }
 
 int64_t liveness_lower_bound(const std::vector<Slot>& slots, size_t steps) {
@@ -209,7 +229,7 @@ MemoryPlan plan_memory(const Graph& g, int64_t alignment) {
   }
 
   plan.lower_bound_bytes = liveness_lower_bound(slots, g.nodes.size());
-  plan.arena_bytes = place_slots(slots, alignment);
+  plan.arena_bytes = place_slots(slots, alignment, plan.lower_bound_bytes);
   for (TensorPlacement& p : plan.placements) p.offset = slot_of_tensor(p.tensor).offset;
   return plan;
 }

@@ -16,7 +16,9 @@
 // - Tensors sharing bytes form one slot whose lifetime is the union of theirs.
 //   Slots are placed greedily, largest first, at the lowest aligned offset free
 //   for their whole lifetime (tflite-micro's GreedyMemoryPlanner, hannk's
-//   AllocationPlanner); a few orderings are tried and the smallest arena kept.
+//   AllocationPlanner). A few orderings are tried, each retried with the slot
+//   that set the arena's top moved first, and the smallest arena is kept.
+//   On the torchvision models this meets the liveness lower bound exactly.
 //
 // Must run on the final (fused) graph: fusion changes which tensors exist.
 #pragma once

@@ -331,22 +331,22 @@ TEST(MemoryPlan, OnlyIntermediatesArePlannedAndAliasesOfInputsAreCopies) {
   EXPECT_EQ(plan.arena_bytes, 64);  // flat (0-1) and s (2-3) never meet
 }
 
-TEST(MemoryPlan, KeepsTheBestOfSeveralOrderings) {
+TEST(MemoryPlan, RetriesWithTheSqueezedOutSlotFirst) {
   // Lifetimes A 0-1 (128 B), B 1-5 (64 B), C 3-8 (64 B), D 6-7 (128 B).
   // Largest first puts A and D at 0, B at 128, then C (live with B and D) at
-  // 192: 256 bytes. In execution order A 0, B 128, C 0 (A is dead), D 64: 192,
-  // the lower bound (A+B at step 1, C+D at step 6).
+  // 192: 256 bytes. C set the top, so it goes first: C 0, A 0, D 64, B 128,
+  // which is 192, the lower bound (A+B at step 1, C+D at step 6).
   Builder b;
   TensorId x = b.input("x", units(1));
-  TensorId A = b.conv("A", x, 2);                    // step 0
-  TensorId B = b.conv("B", A, 1);                    // step 1
-  b.output(b.conv("o1", B, 1));                      // step 2
-  TensorId C = b.conv("C", x, 1);                    // step 3
-  b.output(b.conv("o2", C, 1));                      // step 4
-  b.output(b.conv("o3", B, 1));                      // step 5
-  TensorId D = b.conv("D", C, 2);                    // step 6
-  b.output(b.conv("o4", D, 1));                      // step 7
-  b.output(b.conv("o5", C, 1));                      // step 8
+  TensorId A = b.conv("A", x, 2);  // step 0
+  TensorId B = b.conv("B", A, 1);  // step 1
+  b.output(b.conv("o1", B, 1));    // step 2
+  TensorId C = b.conv("C", x, 1);  // step 3
+  b.output(b.conv("o2", C, 1));    // step 4
+  b.output(b.conv("o3", B, 1));    // step 5
+  TensorId D = b.conv("D", C, 2);  // step 6
+  b.output(b.conv("o4", D, 1));    // step 7
+  b.output(b.conv("o5", C, 1));    // step 8
   MemoryPlan plan = plan_memory(b.g);
   ASSERT_EQ(check_plan(b.g, plan, 64), "");
   EXPECT_EQ(plan.lower_bound_bytes, 192);
@@ -355,6 +355,34 @@ TEST(MemoryPlan, KeepsTheBestOfSeveralOrderings) {
   EXPECT_EQ(placement_of(plan, B).offset, 128);
   EXPECT_EQ(placement_of(plan, C).offset, 0);
   EXPECT_EQ(placement_of(plan, D).offset, 64);
+}
+
+TEST(MemoryPlan, TriesOtherOrderingsThanLargestFirst) {
+  // Lifetimes (in 64-byte units): A 0-6 (2), B 1-4 (2), C 2-4 (2), D 3-7 (1),
+  // E 5-8 (3); the bound is 7 units (A+B+C+D at step 4). Largest first gives 8
+  // however often the top slot is promoted (checked with a separate Python
+  // model of the planner). Largest area first (A E B C D) gives A 0, E 2,
+  // B 2 (E is not live yet), C 4, D 6: 7 units.
+  Builder b;
+  TensorId x = b.input("x", units(1));
+  TensorId A = b.conv("A", x, 2);                                                    // step 0
+  TensorId B = b.conv("B", x, 2);                                                    // step 1
+  TensorId C = b.conv("C", x, 2);                                                    // step 2
+  TensorId D = b.conv("D", x, 1);                                                    // step 3
+  b.output(b.node(OpKind::Concat, "o1", {B, C}, units(4), AxisAttrs{1}));            // step 4
+  TensorId E = b.conv("E", x, 3);                                                    // step 5
+  b.output(b.conv("o2", A, 1));                                                      // step 6
+  b.output(b.conv("o3", D, 1));                                                      // step 7
+  b.output(b.conv("o4", E, 1));                                                      // step 8
+  MemoryPlan plan = plan_memory(b.g);
+  ASSERT_EQ(check_plan(b.g, plan, 64), "");
+  EXPECT_EQ(plan.lower_bound_bytes, 7 * 64);
+  EXPECT_EQ(plan.arena_bytes, 7 * 64);
+  EXPECT_EQ(placement_of(plan, A).offset, 0);
+  EXPECT_EQ(placement_of(plan, E).offset, 2 * 64);
+  EXPECT_EQ(placement_of(plan, B).offset, 2 * 64);
+  EXPECT_EQ(placement_of(plan, C).offset, 4 * 64);
+  EXPECT_EQ(placement_of(plan, D).offset, 6 * 64);
 }
 
 TEST(MemoryPlan, SizesAndOffsetsAreRoundedToTheAlignment) {
