@@ -3,6 +3,7 @@
 // (support/error.h); nothing half-written is left behind.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -152,8 +153,14 @@ int run(int argc, char** argv) {
   app.add_option("--disable-pass", opt.pipeline.disabled, "Skip this pass in the default pipeline")->delimiter(',');
   auto* passes = app.add_option("--passes", opt.passes_list,
                                 "Run exactly these passes, comma-separated, in order (empty: none)");
+  // CLI11 2.1 reads `--passes=` (an explicitly empty list) as `--passes` and
+  // takes the next argument as its value; "," is the same empty list.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (std::string& a : args)
+    if (a == "--passes=") a = "--passes=,";
+  std::reverse(args.begin(), args.end());  // CLI11 takes a reversed argument vector
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : static_cast<int>(ExitCode::kUsage);
@@ -167,6 +174,7 @@ int run(int argc, char** argv) {
   opt.pipeline.dump_stream = &std::cerr;
 
   Graph g = load_model(opt.model);
+  // The model file's stem names the model (model.fb -> libmodel.a), as users expect.
   g.name = opt.name.empty() ? std::filesystem::path(opt.model).stem().string() : opt.name;
   std::vector<PassRecord> records;
   g = run_pipeline(std::move(g), opt.pipeline, &records);

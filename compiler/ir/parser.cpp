@@ -40,7 +40,7 @@ class Parser {
         std::string keyword = word();
         if (keyword == "input") parse_input();
         else if (keyword == "const") parse_const();
-        else if (keyword == "output") graph_.outputs.push_back(lookup(tensor_ref()));
+        else if (keyword == "output") graph_.outputs.push_back(use());
         else error("expected 'input', 'const', 'output', a node or '}', got '" + keyword + "'");
       }
     }
@@ -191,9 +191,16 @@ class Parser {
     return id;
   }
 
-  TensorId lookup(const std::string& name) {
+  // Reads a tensor reference and resolves it; errors point at the reference.
+  TensorId use() {
+    skip_space();
+    const size_t start = pos_;
+    std::string name = tensor_ref();
     auto it = ids_.find(name);
-    if (it == ids_.end()) error("tensor '%" + name + "' is used before it is defined");
+    if (it == ids_.end()) {
+      pos_ = start;
+      error("tensor '%" + name + "' is used before it is defined");
+    }
     return it->second;
   }
 
@@ -399,7 +406,7 @@ class Parser {
       std::vector<TensorId> operands;
       if (post_op_operand_count(p.kind) > 0) {
         expect('(');
-        do operands.push_back(lookup(tensor_ref()));
+        do operands.push_back(use());
         while (try_consume(','));
         expect(')');
         if (static_cast<int>(operands.size()) != post_op_operand_count(p.kind))
@@ -421,7 +428,7 @@ class Parser {
     if (!op_from_name(op_text, &node.op)) error("unknown op '" + op_text + "'");
     expect('(');
     if (!try_consume(')')) {
-      do node.inputs.push_back(lookup(tensor_ref()));
+      do node.inputs.push_back(use());
       while (try_consume(','));
       expect(')');
     }

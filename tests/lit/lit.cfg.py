@@ -10,6 +10,8 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = lit_config.params.get("exec_root", config.test_source_root)
 
 aotc = lit_config.params.get("aotc")
+if aotc:
+    aotc = os.path.abspath(aotc)
 llvm_bin = lit_config.params.get("llvm_bin", "/usr/lib/llvm-14/bin")
 if not aotc:
     lit_config.fatal("run with --param aotc=PATH/TO/aotc (ctest does this)")
