@@ -159,9 +159,7 @@ def check_against_pytorch(args, model_fb, ref_dir):
         ref_dir.glob("input*.bin"), key=lambda p: int(p.stem[len("input"):]))
     input_flags = [flag for path in inputs for flag in ("--input", path)]
     raw, opt = args.workdir / "unoptimised.bin", args.workdir / "optimised.bin"
-    # An empty list: no passes at all. (Two arguments, not "--passes=", which CLI11 reads as
-    # "--passes" followed by the next argument.)
-    run([args.aotc, model_fb, "--passes", "", "--emit=run", *input_flags, "-o", raw])
+    run([args.aotc, model_fb, "--passes=", "--emit=run", *input_flags, "-o", raw])  # no passes
     run([args.aotc, model_fb, "--emit=run", *input_flags, "-o", opt])
     compare("unoptimised vs PyTorch", raw, ref)
     compare("optimised vs PyTorch", opt, ref)
