@@ -12,6 +12,8 @@ Cases (tests/models/CMakeLists.txt runs each one as a ctest):
                                        them, and PyTorch with them gives the reference output
   --case resnet18-graph                ResNet-18 at 224x224: the optimised graph's structure
   --case unsupported                   modules of unsupported_ops.py are refused with exit 3
+  --case memory-plan                   all seven models at 224x224: the static memory plan of the
+                                       optimised graph needs at most 1.05x its liveness lower bound
 
 Numbers are compared as max|a - b| <= 1e-4 * max|b| (float32 kernels against PyTorch's, on
 a fresh standard-normal input; the printed ratio is the measured one).
@@ -264,6 +266,27 @@ def case_resnet18_graph(args):
               f"{histogram.get(ops_and_epilogue)}, expected {count}")
 
 
+PLAN_SLACK = 1.05  # arena bytes may exceed the liveness lower bound by at most 5%
+
+
+def case_memory_plan(args):
+    line = re.compile(r"memory plan: arena (\d+) bytes, liveness lower bound (\d+) bytes .*naive sum (\d+) bytes")
+    failures = []
+    for model in EXPECTED_OPS:
+        model_fb = args.workdir / f"{model}.fb"
+        run([args.exporter, "--model", model, "-o", model_fb])
+        stats = run([args.aotc, model_fb, "--emit=plan", "--stats", "-o", args.workdir / f"{model}.plan"]).stderr
+        match = line.search(stats)
+        check(match, f"{model}: no memory plan line in --stats")
+        arena, bound, naive = (int(v) for v in match.groups())
+        print(f"{model:14s} arena {arena:>10d}  lower bound {bound:>10d}  naive {naive:>11d}  "
+              f"arena/bound {arena / bound:.3f}  naive/arena {naive / arena:.1f}")
+        if arena > PLAN_SLACK * bound:
+            failures.append(model)
+        model_fb.unlink()  # the exports are large; keep the plans only
+    check(not failures, f"arena above {PLAN_SLACK}x the lower bound: {failures}")
+
+
 # Module of unsupported_ops.py -> what the refusal must say.
 UNSUPPORTED = {
     "SortsChannels": "unsupported: node 'sort' calls torch.sort (supported: ",
@@ -291,7 +314,8 @@ def case_unsupported(args):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--case", required=True,
-                   choices=["model", "module", "state-dict", "resnet18-graph", "unsupported"])
+                   choices=["model", "module", "state-dict", "resnet18-graph", "unsupported",
+                            "memory-plan"])
     p.add_argument("--aotc", type=Path, required=True)
     p.add_argument("--exporter", type=Path, required=True)
     p.add_argument("--workdir", type=Path, required=True)
@@ -304,7 +328,8 @@ def main():
     args = p.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     case = {"model": case_model, "module": case_module, "state-dict": case_state_dict,
-            "resnet18-graph": case_resnet18_graph, "unsupported": case_unsupported}[args.case]
+            "resnet18-graph": case_resnet18_graph, "unsupported": case_unsupported,
+            "memory-plan": case_memory_plan}[args.case]
     try:
         case(args)
     except TestFailure as e:
