@@ -154,6 +154,15 @@ void forward_uses(Graph& g, TensorId from, TensorId to) {
   replace_all_uses(g, from, to);
 }
 
+void erase_nodes(Graph& g, const std::vector<bool>& erase) {
+  AOTC_CHECK(erase.size() == g.nodes.size());
+  std::vector<Node> kept;
+  kept.reserve(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!erase[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+}
+
 bool topological_sort(Graph& g) {
   // Kahn's algorithm, always taking the lowest-index ready node so that an
   // already ordered graph keeps its order.

@@ -236,6 +236,10 @@ bool can_forward_uses(const Graph& g, TensorId from, TensorId to);
 // graph output, the two tensors swap names so that the output keeps its name.
 void forward_uses(Graph& g, TensorId from, TensorId to);
 
+// Removes the nodes whose flag is set (erase.size() == g.nodes.size()), keeping
+// the order of the others.
+void erase_nodes(Graph& g, const std::vector<bool>& erase);
+
 // Sorts nodes into a topological order (stable for an already sorted graph).
 // Returns false if the graph has a cycle.
 bool topological_sort(Graph& g);

@@ -18,13 +18,11 @@ int64_t remove_dead_nodes(Graph& g) {
     if (!live[n]) continue;
     for (TensorId in : node.inputs) needed[static_cast<size_t>(in)] = true;
   }
-  std::vector<Node> kept;
-  kept.reserve(g.nodes.size());
-  for (size_t n = 0; n < g.nodes.size(); ++n)
-    if (live[n]) kept.push_back(std::move(g.nodes[n]));
-  const auto removed = static_cast<int64_t>(g.nodes.size() - kept.size());
-  g.nodes = std::move(kept);
-  return removed;
+  std::vector<bool> dead(live.size());
+  for (size_t n = 0; n < live.size(); ++n) dead[n] = !live[n];
+  const size_t before = g.nodes.size();
+  erase_nodes(g, dead);
+  return static_cast<int64_t>(before - g.nodes.size());
 }
 
 // Drops tensors that nothing references (graph inputs are always kept) and

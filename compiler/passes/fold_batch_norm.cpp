@@ -122,10 +122,7 @@ Graph fold_batch_norm(Graph g, PassCounters& counters) {
       rewrite_as_affine(g, g.nodes[i], a);
     }
   }
-  std::vector<Node> kept;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!folded_away[i]) kept.push_back(std::move(g.nodes[i]));
-  g.nodes = std::move(kept);
+  erase_nodes(g, folded_away);
   return g;
 }
 

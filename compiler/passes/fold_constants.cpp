@@ -46,10 +46,7 @@ Graph fold_constants(Graph g, PassCounters& counters) {
     counters.add("nodes_folded");
   }
   // The folded nodes no longer define their outputs: drop them.
-  std::vector<Node> kept;
-  for (size_t n = 0; n < g.nodes.size(); ++n)
-    if (!folded[n]) kept.push_back(std::move(g.nodes[n]));
-  g.nodes = std::move(kept);
+  erase_nodes(g, folded);
   return g;
 }
 

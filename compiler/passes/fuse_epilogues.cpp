@@ -79,10 +79,7 @@ Graph fuse_epilogues(Graph g, PassCounters& counters) {
     fused_away[static_cast<size_t>(producer)] = true;
     def[static_cast<size_t>(g.nodes[i].outputs[0])] = static_cast<int>(i);
   }
-  std::vector<Node> kept;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!fused_away[i]) kept.push_back(std::move(g.nodes[i]));
-  g.nodes = std::move(kept);
+  erase_nodes(g, fused_away);
   return g;
 }
 
