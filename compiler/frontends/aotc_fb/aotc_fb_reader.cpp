@@ -73,6 +73,14 @@ std::string quoted_identifier(const uint8_t* data) {
   return s + "\"";
 }
 
+// The Verifier checks the alignment of a vector's length but not that of its
+// 64-bit elements, so these are copied bytewise instead of being read in place.
+std::vector<int64_t> copy_int64s(const flatbuffers::Vector<int64_t>& v) {
+  std::vector<int64_t> values(v.size());
+  if (!values.empty()) std::memcpy(values.data(), v.Data(), values.size() * sizeof(int64_t));
+  return values;
+}
+
 // The IR op of a file's op code; false for codes this aotc does not know.
 bool op_kind_of(fb::OpCode code, OpKind* kind) {
   switch (code) {
@@ -258,7 +266,7 @@ class ModelReader {
     if (dims->size() > kMaxRank)
       error(ExitCode::kUnsupported, ref, " has rank ", dims->size(), "; at most ", kMaxRank, " is supported");
     budget_.charge(dims->size() * sizeof(int64_t));
-    const Shape shape(dims->begin(), dims->end());
+    const Shape shape = copy_int64s(*dims);
     int64_t elements = 1;
     for (size_t d = 0; d < shape.size(); ++d) {
       if (shape[d] < 1)
@@ -487,7 +495,7 @@ class ModelReader {
     std::vector<int64_t> longs(const flatbuffers::Vector<int64_t>* v, const char* field) const {
       if (!v) error("option '", field, "' is missing");
       reader_.budget_.charge(v->size() * sizeof(int64_t));
-      return std::vector<int64_t>(v->begin(), v->end());
+      return copy_int64s(*v);
     }
 
     // `axis` made non-negative against the rank of the first input. Without
