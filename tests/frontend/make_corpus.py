@@ -120,17 +120,18 @@ def every_op():
 
     x = add("x", [1, 2, 6, 6])
     m["inputs"] = [x]
-    padded = op("pad", "Pad", [x], [1, 2, 8, 8], ("PadOptions", {"pads": [0, 0, 1, 1, 0, 0, 1, 1], "value": 0.5}))
+    # Asymmetric padding everywhere, so that a mix-up of the padding order shows.
+    padded = op("pad", "Pad", [x], [1, 2, 9, 9], ("PadOptions", {"pads": [0, 0, 1, 2, 0, 0, 2, 1], "value": 0.5}))
     w = add("conv.weight", [4, 1, 3, 3], rng.uniform(-1, 1, size=[4, 1, 3, 3]))
-    conv = op("conv", "Conv2d", [padded, w], [1, 4, 6, 6],
-              ("Conv2dOptions", {"stride": [1, 1], "padding": [0, 0, 0, 0], "dilation": [1, 1], "groups": 2}))
-    clamp = op("relu6", "Clamp", [conv], [1, 4, 6, 6], ("ClampOptions", {"min": 0.0, "max": 6.0}))
-    hs = op("hardswish", "HardSwish", [clamp], [1, 4, 6, 6])
-    sg = op("sigmoid", "Sigmoid", [hs], [1, 4, 6, 6])
-    mul = op("mul", "Mul", [hs, sg], [1, 4, 6, 6])
+    conv = op("conv", "Conv2d", [padded, w], [1, 4, 10, 8],
+              ("Conv2dOptions", {"stride": [1, 1], "padding": [2, 0, 1, 1], "dilation": [1, 1], "groups": 2}))
+    clamp = op("relu6", "Clamp", [conv], [1, 4, 10, 8], ("ClampOptions", {"min": 0.0, "max": 6.0}))
+    hs = op("hardswish", "HardSwish", [clamp], [1, 4, 10, 8])
+    sg = op("sigmoid", "Sigmoid", [hs], [1, 4, 10, 8])
+    mul = op("mul", "Mul", [hs, sg], [1, 4, 10, 8])
     s = add("scale", [4, 1, 1], rng.uniform(-1, 1, size=[4, 1, 1]))
-    added = op("add", "Add", [mul, s], [1, 4, 6, 6])
-    avg = op("avg_pool", "AvgPool2d", [added], [1, 4, 3, 3],
+    added = op("add", "Add", [mul, s], [1, 4, 10, 8])
+    avg = op("avg_pool", "AvgPool2d", [added], [1, 4, 5, 4],
              ("Pool2dOptions", {"kernel": [2, 2], "stride": [2, 2], "padding": [0, 0, 0, 0], "dilation": [1, 1],
                                 "ceil_mode": False, "count_include_pad": True}))
     ada = op("adaptive", "AdaptiveAvgPool2d", [avg], [1, 4, 2, 2],
