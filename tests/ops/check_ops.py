@@ -3,7 +3,7 @@
 
 For every op and attribute combination below, writes a one-node .air graph with
 random constants given inline and a random input, runs
-`aotc CASE.air --passes "" --emit=run --input ... -o out.bin` (no passes: the
+`aotc CASE.air --passes= --emit=run --input ... -o out.bin` (no passes: the
 evaluator sees the node exactly as written) and compares the result with
 PyTorch on the same float32 data, computed in float64:
     max|aotc - torch| <= 1e-5 * max(1, max|torch|).
@@ -300,7 +300,7 @@ def run_case(aotc, case, workdir):
     expected = case.expected()
     air = workdir / f"{case.name}.air"
     air.write_text(case.air(expected.shape))
-    command = [aotc, str(air), "--passes", "", "--emit=run", "-o", str(workdir / f"{case.name}.out")]
+    command = [aotc, str(air), "--passes=", "--emit=run", "-o", str(workdir / f"{case.name}.out")]
     for n in case.inputs:
         path = workdir / f"{case.name}.{n}.bin"
         case.tensors[n].astype("<f4").tofile(path)
