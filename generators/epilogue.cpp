@@ -1,0 +1,83 @@
+#include "generators/epilogue.h"
+
+namespace aotc::gen {
+namespace {
+
+const char* post_op_name(PostOpSpec::Kind kind) {
+  switch (kind) {
+    case PostOpSpec::Kind::kRelu: return "relu";
+    case PostOpSpec::Kind::kClamp: return "clamp";
+    case PostOpSpec::Kind::kHardSwish: return "hardswish";
+    case PostOpSpec::Kind::kSigmoid: return "sigmoid";
+    case PostOpSpec::Kind::kAffine: return "affine";
+    case PostOpSpec::Kind::kAdd: return "add";
+    case PostOpSpec::Kind::kMul: return "mul";
+  }
+  return "?";
+}
+
+}  // namespace
+
+size_t add_epilogue_operands(const std::vector<PostOpSpec>& epilogue, const Shape& output_shape,
+                             std::vector<Halide::ImageParam>& params) {
+  const size_t first = params.size();
+  for (size_t i = 0; i < epilogue.size(); ++i) {
+    const PostOpSpec& p = epilogue[i];
+    const std::string name = "post" + std::to_string(i) + "_" + post_op_name(p.kind);
+    switch (p.kind) {
+      case PostOpSpec::Kind::kAffine:
+        require(output_shape.size() >= 2, name + ": the output has no channel dim");
+        params.push_back(dense_input(name + "_scale", {output_shape[1]}));
+        params.push_back(dense_input(name + "_shift", {output_shape[1]}));
+        break;
+      case PostOpSpec::Kind::kAdd:
+      case PostOpSpec::Kind::kMul:
+        require_broadcastable(p.operand_shape, output_shape, name + " operand");
+        params.push_back(dense_input(name, p.operand_shape));
+        break;
+      default: break;
+    }
+  }
+  return first;
+}
+
+Halide::Expr epilogue_expr(Halide::Expr value, const std::vector<PostOpSpec>& epilogue,
+                           const std::vector<Halide::Expr>& nchw, const std::vector<Halide::ImageParam>& params,
+                           size_t first_operand) {
+  size_t next = first_operand;
+  for (const PostOpSpec& p : epilogue) {
+    switch (p.kind) {
+      case PostOpSpec::Kind::kRelu: value = Halide::max(value, 0.0f); break;
+      case PostOpSpec::Kind::kClamp: value = Halide::min(Halide::max(value, p.min), p.max); break;
+      case PostOpSpec::Kind::kHardSwish: value = value * Halide::clamp(value + 3.0f, 0.0f, 6.0f) / 6.0f; break;
+      case PostOpSpec::Kind::kSigmoid: value = 1.0f / (1.0f + Halide::exp(-value)); break;
+      case PostOpSpec::Kind::kAffine:
+        value = value * params[next](nchw[1]) + params[next + 1](nchw[1]);
+        next += 2;
+        break;
+      case PostOpSpec::Kind::kAdd:
+      case PostOpSpec::Kind::kMul: {
+        const Halide::Expr operand = broadcast_read(params[next++], p.operand_shape, nchw);
+        value = p.kind == PostOpSpec::Kind::kAdd ? value + operand : value * operand;
+        break;
+      }
+    }
+  }
+  return value;
+}
+
+Halide::Expr apply_epilogue(Halide::Expr value, const std::vector<PostOpSpec>& epilogue,
+                            const std::vector<Halide::Expr>& nchw, const Shape& output_shape,
+                            std::vector<Halide::ImageParam>& params) {
+  require(nchw.size() == output_shape.size(), "epilogue: coordinates do not match the output rank");
+  const size_t first = add_epilogue_operands(epilogue, output_shape, params);
+  return epilogue_expr(std::move(value), epilogue, nchw, params, first);
+}
+
+std::string epilogue_suffix(const std::vector<PostOpSpec>& epilogue) {
+  std::string s;
+  for (const PostOpSpec& p : epilogue) s += std::string("+") + post_op_name(p.kind);
+  return s;
+}
+
+}  // namespace aotc::gen

@@ -1,0 +1,33 @@
+// Fused epilogues: the post-ops a node applies to every output element before
+// it is stored, as one Halide expression. Shared by every generator, so a
+// post-op means the same thing after any op.
+#pragma once
+
+#include <vector>
+
+#include "generators/kernel.h"
+
+namespace aotc::gen {
+
+// Applies `epilogue` in order to `value`, the output element at coordinates
+// `nchw` (outermost first, one Expr per dim of `output_shape`). Each post-op
+// with operands appends their ImageParams to `params` (the kernel's inputs) in
+// epilogue order: affine its scale then shift, [C] each, indexed by the
+// channel nchw[1]; add and mul their operand, broadcast to the output shape.
+Halide::Expr apply_epilogue(Halide::Expr value, const std::vector<PostOpSpec>& epilogue,
+                            const std::vector<Halide::Expr>& nchw, const Shape& output_shape,
+                            std::vector<Halide::ImageParam>& params);
+
+// The same in two steps, for kernels that compute their output in several
+// definitions (concat): declare the operands once, then apply the epilogue in
+// each definition. add_epilogue_operands returns the index of the first.
+size_t add_epilogue_operands(const std::vector<PostOpSpec>& epilogue, const Shape& output_shape,
+                             std::vector<Halide::ImageParam>& params);
+Halide::Expr epilogue_expr(Halide::Expr value, const std::vector<PostOpSpec>& epilogue,
+                           const std::vector<Halide::Expr>& nchw, const std::vector<Halide::ImageParam>& params,
+                           size_t first_operand);
+
+// "+relu+add" for schedule descriptions; empty for an empty epilogue.
+std::string epilogue_suffix(const std::vector<PostOpSpec>& epilogue);
+
+}  // namespace aotc::gen

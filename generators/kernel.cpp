@@ -1,0 +1,150 @@
+#include "generators/kernel.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace aotc::gen {
+
+void require(bool condition, const std::string& message) {
+  if (!condition) throw std::invalid_argument(message);
+}
+
+int64_t num_elements(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string to_string(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) s += ',';
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+namespace {
+
+// Halide indexes with int32: every extent and every flat index must fit.
+void require_indexable(const Shape& shape, const std::string& what) {
+  for (int64_t d : shape) require(d >= 1, what + " " + to_string(shape) + " has an empty dimension");
+  require(num_elements(shape) < (int64_t{1} << 31), what + " " + to_string(shape) + " has 2^31 or more elements");
+}
+
+// Dimension i (innermost first) of a dense row-major `shape` in Halide's order.
+template <typename Dimension>
+void constrain_dense(Dimension dim, const Shape& shape, size_t i, int64_t stride) {
+  dim.set_bounds(0, static_cast<int>(shape[shape.size() - 1 - i])).set_stride(static_cast<int>(stride));
+}
+
+}  // namespace
+
+Halide::ImageParam dense_input(const std::string& name, const Shape& shape) {
+  require_indexable(shape, "input '" + name + "'");
+  Halide::ImageParam param(Halide::Float(32), static_cast<int>(shape.size()), name);
+  int64_t stride = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    constrain_dense(param.dim(static_cast<int>(i)), shape, i, stride);
+    stride *= shape[shape.size() - 1 - i];
+  }
+  return param;
+}
+
+void constrain_output(Halide::Func& f, const Shape& shape) {
+  require_indexable(shape, "output '" + f.name() + "'");
+  int64_t stride = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    constrain_dense(f.output_buffer().dim(static_cast<int>(i)), shape, i, stride);
+    stride *= shape[shape.size() - 1 - i];
+  }
+}
+
+std::vector<Halide::Var> make_vars(size_t rank, const std::string& prefix) {
+  std::vector<Halide::Var> vars;
+  for (size_t i = 0; i < rank; ++i) vars.emplace_back(prefix + std::to_string(i));
+  return vars;
+}
+
+std::vector<Halide::Expr> outermost_first(const std::vector<Halide::Var>& innermost_first) {
+  return std::vector<Halide::Expr>(innermost_first.rbegin(), innermost_first.rend());
+}
+
+int native_lanes(const Halide::Target& target) { return target.natural_vector_size<float>(); }
+
+int accumulator_registers(const Halide::Target& target) {
+  // x86-64 has 32 vector registers with AVX-512 and 16 without; AArch64 has 32.
+  const bool many_registers = target.has_feature(Halide::Target::AVX512) || target.arch == Halide::Target::ARM;
+  return many_registers ? 24 : 12;
+}
+
+int lanes_for_extent(int64_t extent, int max_lanes) {
+  int lanes = 1;
+  while (lanes * 2 <= max_lanes && lanes * 2 <= extent) lanes *= 2;
+  return lanes;
+}
+
+int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+Halide::Expr broadcast_read(const Halide::ImageParam& operand, const Shape& operand_shape,
+                            const std::vector<Halide::Expr>& nchw) {
+  const size_t skipped = nchw.size() - operand_shape.size();
+  std::vector<Halide::Expr> innermost_first;
+  for (size_t i = operand_shape.size(); i-- > 0;)
+    innermost_first.push_back(operand_shape[i] == 1 ? Halide::Expr(0) : nchw[skipped + i]);
+  return operand(innermost_first);
+}
+
+void require_broadcastable(const Shape& operand, const Shape& output, const std::string& what) {
+  bool ok = operand.size() <= output.size();
+  for (size_t i = 0; ok && i < operand.size(); ++i) {
+    const int64_t out_dim = output[output.size() - operand.size() + i];
+    ok = operand[i] == 1 || operand[i] == out_dim;
+  }
+  require(ok, what + " " + to_string(operand) + " does not broadcast to the output " + to_string(output));
+}
+
+std::string schedule_pointwise(Halide::Func& output, const Shape& shape, bool fuse_rows,
+                               const Halide::Target& target) {
+  const std::vector<Halide::Var> args = output.args();
+  std::vector<Halide::VarOrRVar> dims(args.begin(), args.end());
+  std::string description;
+  int64_t inner = shape.empty() ? 1 : shape.back();
+  if (fuse_rows && shape.size() >= 2) {
+    Halide::Var fused(args[0].name() + "_rows");
+    output.fuse(args[0], args[1], fused);
+    dims.erase(dims.begin(), dims.begin() + 2);
+    dims.insert(dims.begin(), fused);
+    inner *= shape[shape.size() - 2];
+    description = "fused rows, ";
+  }
+  if (dims.empty()) return "scalar";
+  const int lanes = lanes_for_extent(inner, native_lanes(target));
+  if (lanes > 1) output.vectorize(dims[0], lanes);
+  description += "vec" + std::to_string(lanes);
+  if (dims.size() >= 2) {
+    // Parallel over everything outside the vectorised run.
+    Halide::VarOrRVar outer = dims.back();
+    for (size_t i = dims.size() - 1; i-- > 1;) {
+      Halide::Var fused_outer(dims[i].name() + "_" + outer.name());
+      output.fuse(dims[i].var, outer.var, fused_outer);
+      outer = fused_outer;
+    }
+    output.parallel(outer.var);
+    description += ", parallel(outer dims)";
+  }
+  return description;
+}
+
+void stage_on_stack(Halide::Func& staged, int lanes) {
+  const Halide::Var x = staged.args()[0];
+  staged.store_in(Halide::MemoryType::Stack)
+      .align_storage(x, lanes)
+      .vectorize(x, lanes, Halide::TailStrategy::GuardWithIf);
+}
+
+}  // namespace aotc::gen

@@ -1,0 +1,110 @@
+// The vocabulary shared by every generator: what a fused epilogue asks for, what
+// a generator returns, and the small helpers that build dense, shape-specialised
+// Halide parameters. Independent of the compiler's IR, so that generators can be
+// used on their own (kernel tests, benchmarks).
+//
+// Conventions of every generator:
+//  - Tensors are dense row-major float32 NCHW (shapes are written outermost
+//    first, as in the IR). Halide lists dimensions innermost first, so an NCHW
+//    tensor is an ImageParam of 4 dims (w, h, c, n).
+//  - Every parameter and the output are constrained to the exact shape given
+//    (min 0, dense strides), so each kernel is specialised to one layer.
+//  - Kernel::inputs are in call order: the op's own inputs, then the operands
+//    of the epilogue's post-ops in epilogue order.
+//  - A spec that breaks a generator's preconditions (the caller's bug, never the
+//    model's: the compiler validates models first) throws std::invalid_argument.
+#pragma once
+
+#include <Halide.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace aotc::gen {
+
+using Shape = std::vector<int64_t>;  // outermost first
+
+// One step of a fused epilogue, applied to every output element in order.
+struct PostOpSpec {
+  enum class Kind {
+    kRelu,       // max(v, 0)
+    kClamp,      // min(max(v, min), max)
+    kHardSwish,  // v * clamp(v + 3, 0, 6) / 6
+    kSigmoid,    // 1 / (1 + exp(-v))
+    kAffine,     // v * scale[c] + shift[c]: two [C] operands, c = output dim 1
+    kAdd,        // v + operand, broadcast to the output shape
+    kMul,        // v * operand, broadcast to the output shape
+  };
+  Kind kind = Kind::kRelu;
+  float min = 0, max = 0;  // kClamp only
+  // kAdd, kMul: the operand's shape, broadcast to the output's with NumPy rules
+  // (aligned from the right; dims of extent 1 repeat). Unused otherwise.
+  Shape operand_shape;
+};
+
+// A generated kernel: an algorithm with its schedule, ready to compile (AOT or JIT).
+struct Kernel {
+  std::vector<Halide::ImageParam> inputs;  // in call order
+  Halide::Func output;
+  std::string schedule;  // one line naming the schedule and its knobs, for the report
+};
+
+// Weights rearranged at compile time into the layout a kernel's schedule reads.
+struct PackedWeights {
+  Shape shape;  // the dense shape of the buffer the kernel expects, outermost first
+  std::vector<float> data;
+};
+
+// ---- Helpers for the generators -------------------------------------------------
+
+// Throws std::invalid_argument(message) unless `condition` holds.
+void require(bool condition, const std::string& message);
+
+int64_t num_elements(const Shape& shape);
+std::string to_string(const Shape& shape);  // "[1,64,56,56]"
+
+// An ImageParam of rank shape.size(), constrained to exactly `shape`, dense.
+Halide::ImageParam dense_input(const std::string& name, const Shape& shape);
+// Constrains a Func's output buffer to exactly `shape`, dense.
+void constrain_output(Halide::Func& f, const Shape& shape);
+
+// `rank` pure Vars named after `prefix`, innermost first (Halide's order).
+std::vector<Halide::Var> make_vars(size_t rank, const std::string& prefix = "d");
+// The same coordinates outermost first (the NCHW order the epilogue takes).
+std::vector<Halide::Expr> outermost_first(const std::vector<Halide::Var>& innermost_first);
+
+// Float lanes of one native vector register of the target (16 with AVX-512).
+int native_lanes(const Halide::Target& target);
+// Vector registers a register-blocked inner loop may fill with accumulators,
+// leaving room for the operands it loads.
+int accumulator_registers(const Halide::Target& target);
+// Lanes for vectorising a loop of `extent`: the largest power of two no larger
+// than `extent` or `max_lanes`, so that split factors never exceed extents.
+int lanes_for_extent(int64_t extent, int max_lanes);
+int64_t largest_divisor_at_most(int64_t n, int64_t limit);
+
+// Reads `operand` at output coordinates `nchw` (outermost first) with NumPy
+// broadcasting: aligned from the right, dims of extent 1 stay at index 0.
+Halide::Expr broadcast_read(const Halide::ImageParam& operand, const Shape& operand_shape,
+                            const std::vector<Halide::Expr>& nchw);
+// Throws unless `operand` broadcasts to `output` (NumPy rules).
+void require_broadcastable(const Shape& operand, const Shape& output, const std::string& what);
+
+// The schedule of an output computed point by point (elementwise chains,
+// copies, padding): the innermost dim is vectorised, the dims outside it are
+// parallel. With `fuse_rows`, the two innermost dims are first fused into one
+// run (right when every input is read at the output's coordinates or
+// broadcast: Halide folds the fused index back into dense addresses).
+// Returns its description.
+std::string schedule_pointwise(Halide::Func& output, const Shape& shape, bool fuse_rows,
+                               const Halide::Target& target);
+
+// Schedules `staged` (computed at some loop of a consumer) into a stack
+// buffer whose rows start on a vector boundary, vectorised along dim 0.
+// Aligned rows are needed, not just faster: Halide 14 turns strided loads
+// from internal buffers into aligned dense loads, which faulted on rows of
+// odd length (stride-2 kernels).
+void stage_on_stack(Halide::Func& staged, int lanes);
+
+}  // namespace aotc::gen

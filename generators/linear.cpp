@@ -1,0 +1,90 @@
+#include "generators/linear.h"
+
+#include <algorithm>
+
+#include "generators/epilogue.h"
+
+namespace aotc::gen {
+namespace {
+
+using Halide::Func;
+using Halide::Var;
+
+// Largest packed block of output features (four AVX-512 vectors).
+constexpr int64_t kMaxBlock = 64;
+// Output features per register tile: independent accumulator chains hide the
+// FMA latency (the loop over k is one chain per vector).
+constexpr int64_t kTileFeatures = 64;
+// Batch rows per register tile; each weight vector loaded serves them all.
+constexpr int64_t kTileRows = 4;
+
+void require_valid(const LinearSpec& s) {
+  require(s.batch >= 1 && s.in_features >= 1 && s.out_features >= 1, "linear: batch and feature counts must be positive");
+}
+
+// Output features per packed block: the largest power of two (at most
+// kMaxBlock) dividing M, else M's largest divisor up to 16 (odd M).
+int64_t block_size(const LinearSpec& s) {
+  int64_t block = 1;
+  while (block * 2 <= kMaxBlock && s.out_features % (block * 2) == 0) block *= 2;
+  return block >= 4 ? block : largest_divisor_at_most(s.out_features, 16);
+}
+
+}  // namespace
+
+PackedWeights pack_linear_weights(const LinearSpec& spec, const float* mk) {
+  require_valid(spec);
+  const int64_t block = block_size(spec), k_count = spec.in_features;
+  PackedWeights packed;
+  packed.shape = {spec.out_features / block, k_count, block};
+  packed.data.resize(static_cast<size_t>(num_elements(packed.shape)));
+  for (int64_t m = 0; m < spec.out_features; ++m)
+    for (int64_t k = 0; k < k_count; ++k)
+      packed.data[static_cast<size_t>((m / block * k_count + k) * block + m % block)] = mk[m * k_count + k];
+  return packed;
+}
+
+Kernel linear(const LinearSpec& spec, const Halide::Target& target) {
+  require_valid(spec);
+  const int64_t block = block_size(spec);
+  const Shape out_shape{spec.batch, spec.out_features};
+  Kernel kernel;
+  Halide::ImageParam x = dense_input("input", {spec.batch, spec.in_features});
+  Halide::ImageParam weights = dense_input("weights", {spec.out_features / block, spec.in_features, block});
+  kernel.inputs = {x, weights};
+  if (spec.has_bias) kernel.inputs.push_back(dense_input("bias", {spec.out_features}));
+
+  /* algorithm */
+  Var m("m"), n("n");
+  Func acc("acc"), output("linear");
+  Halide::RDom k(0, static_cast<int>(spec.in_features), "k");
+  const int b = static_cast<int>(block);
+  acc(m, n) = spec.has_bias ? kernel.inputs[2](m) : Halide::Expr(0.0f);
+  acc(m, n) += x(k, n) * weights(m % b, k, m / b);
+  output(m, n) = apply_epilogue(acc(m, n), spec.epilogue, {n, m}, out_shape, kernel.inputs);
+  constrain_output(output, out_shape);
+
+  /* schedule */
+  const int lanes = static_cast<int>(largest_divisor_at_most(block, native_lanes(target)));
+  const int tile_m = static_cast<int>(block * largest_divisor_at_most(spec.out_features / block, std::max<int64_t>(1, kTileFeatures / block)));
+  const int tile_n = static_cast<int>(largest_divisor_at_most(spec.batch, kTileRows));
+  Var mo("mo"), mi("mi"), no("no"), ni("ni"), tiles("tiles");
+  output.split(m, mo, mi, tile_m).split(n, no, ni, tile_n).reorder(mi, ni, mo, no).fuse(mo, no, tiles).parallel(tiles);
+  acc.compute_at(output, tiles);
+  acc.update().reorder(m, n, k);
+  if (lanes > 1) {
+    output.vectorize(mi, lanes);
+    acc.vectorize(m, lanes);
+    acc.update().vectorize(m, lanes);
+  }
+  output.unroll(mi).unroll(ni);
+  acc.unroll(m).unroll(n);
+  acc.update().unroll(m).unroll(n);
+  kernel.output = output;
+  kernel.schedule = "linear: tile " + std::to_string(tile_m / lanes) + "x" + std::to_string(lanes) + " lanes (m) x " +
+                    std::to_string(tile_n) + " rows, weight block " + std::to_string(block) + ", parallel(tiles)" +
+                    (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));
+  return kernel;
+}
+
+}  // namespace aotc::gen

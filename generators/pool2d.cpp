@@ -1,0 +1,149 @@
+#include "generators/pool2d.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "generators/epilogue.h"
+
+namespace aotc::gen {
+namespace {
+
+using Halide::Expr;
+using Halide::Func;
+using Halide::Var;
+
+// Most window taps unrolled along a row (wider windows keep a loop).
+constexpr int kMaxUnrolledTaps = 8;
+
+struct Pool2dFuncs {
+  Var x{"x"}, y{"y"}, c{"c"}, n{"n"};
+  Func window{"window"};  // the window's reduction, before the divisor and epilogue
+  Func source{"source"};  // the input, padded where windows reach outside it
+  Halide::RDom r;         // the window: r.x along the row, r.y across rows
+  bool staged = false;    // source is a padded copy staged per output row
+};
+
+void require_valid(const Pool2dSpec& s) {
+  require(s.input_shape.size() == 4 && s.output_shape.size() == 4,
+          "pool2d: input and output must be NCHW, got " + to_string(s.input_shape) + " -> " + to_string(s.output_shape));
+  require(s.input_shape[0] == s.output_shape[0] && s.input_shape[1] == s.output_shape[1],
+          "pool2d: batch and channels must be kept");
+  if (s.kind == Pool2dSpec::Kind::kAdaptiveAverage) return;
+  for (int i = 0; i < 2; ++i)
+    require(s.kernel[i] >= 1 && s.stride[i] >= 1 && s.dilation[i] >= 1,
+            "pool2d: kernel, stride and dilation must be positive");
+  for (int p : s.pad) require(p >= 0, "pool2d: padding must be non-negative");
+  require(s.kind == Pool2dSpec::Kind::kMax || (s.dilation[0] == 1 && s.dilation[1] == 1),
+          "pool2d: average pooling has no dilation");
+}
+
+// Whether some window along one dim reaches before the start or past the end.
+bool reads_outside(int64_t in, int64_t out, int kernel, int stride, int pad_begin, int dilation) {
+  return pad_begin > 0 || (out - 1) * stride - pad_begin + int64_t{dilation} * (kernel - 1) >= in;
+}
+
+// Max and average pooling over a fixed window.
+Expr window_pool(const Pool2dSpec& s, const Halide::ImageParam& input, Pool2dFuncs& f) {
+  const int64_t h = s.input_shape[2], w = s.input_shape[3];
+  const bool is_max = s.kind == Pool2dSpec::Kind::kMax;
+  const float outside = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+  f.staged = reads_outside(h, s.output_shape[2], s.kernel[0], s.stride[0], s.pad[0], s.dilation[0]) ||
+             reads_outside(w, s.output_shape[3], s.kernel[1], s.stride[1], s.pad[1], s.dilation[1]);
+  if (f.staged)
+    f.source = Halide::BoundaryConditions::constant_exterior(input, outside,
+                                                            {{0, static_cast<int>(w)}, {0, static_cast<int>(h)}});
+  else
+    f.source(f.x, f.y, f.c, f.n) = input(f.x, f.y, f.c, f.n);
+  f.r = Halide::RDom(0, s.kernel[1], 0, s.kernel[0], "r");
+  const Expr tap = f.source(f.x * s.stride[1] - s.pad[1] + f.r.x * s.dilation[1],
+                            f.y * s.stride[0] - s.pad[0] + f.r.y * s.dilation[0], f.c, f.n);
+  f.window(f.x, f.y, f.c, f.n) = outside;
+  const Expr current = f.window(f.x, f.y, f.c, f.n);
+  f.window(f.x, f.y, f.c, f.n) = is_max ? Halide::max(current, tap) : current + tap;
+  if (is_max) return f.window(f.x, f.y, f.c, f.n);
+
+  // The divisor, as in the reference: the window clipped to the padded input,
+  // or to the input itself without count_include_pad.
+  const Expr h0 = f.y * s.stride[0] - s.pad[0], w0 = f.x * s.stride[1] - s.pad[1];
+  const Expr h1 = Halide::min(h0 + s.kernel[0], static_cast<int>(h) + s.pad[2]);
+  const Expr w1 = Halide::min(w0 + s.kernel[1], static_cast<int>(w) + s.pad[3]);
+  const Expr count = s.count_include_pad
+                         ? (h1 - h0) * (w1 - w0)
+                         : (Halide::min(h1, static_cast<int>(h)) - Halide::max(h0, 0)) *
+                               (Halide::min(w1, static_cast<int>(w)) - Halide::max(w0, 0));
+  return f.window(f.x, f.y, f.c, f.n) / Halide::cast<float>(count);
+}
+
+// The largest adaptive window along a dim of `in` cut into `out` cells.
+int64_t largest_adaptive_window(int64_t in, int64_t out) {
+  int64_t largest = 1;
+  for (int64_t i = 0; i < out; ++i) largest = std::max(largest, ((i + 1) * in + out - 1) / out - i * in / out);
+  return largest;
+}
+
+Expr adaptive_pool(const Pool2dSpec& s, const Halide::ImageParam& input, Pool2dFuncs& f) {
+  const int h = static_cast<int>(s.input_shape[2]), w = static_cast<int>(s.input_shape[3]);
+  const int oh = static_cast<int>(s.output_shape[2]), ow = static_cast<int>(s.output_shape[3]);
+  const Expr h0 = f.y * h / oh, h1 = ((f.y + 1) * h + oh - 1) / oh;
+  const Expr w0 = f.x * w / ow, w1 = ((f.x + 1) * w + ow - 1) / ow;
+  // A fixed RDom covers the largest window; taps past a smaller window add 0
+  // (their clamped reads stay inside the input).
+  f.r = Halide::RDom(0, static_cast<int>(largest_adaptive_window(w, ow)), 0,
+                     static_cast<int>(largest_adaptive_window(h, oh)), "r");
+  const Expr tap = input(Halide::min(w0 + f.r.x, w - 1), Halide::min(h0 + f.r.y, h - 1), f.c, f.n);
+  f.window(f.x, f.y, f.c, f.n) = 0.0f;
+  f.window(f.x, f.y, f.c, f.n) += Halide::select(f.r.x < w1 - w0 && f.r.y < h1 - h0, tap, 0.0f);
+  return f.window(f.x, f.y, f.c, f.n) / Halide::cast<float>((h1 - h0) * (w1 - w0));
+}
+
+const char* kind_name(Pool2dSpec::Kind kind) {
+  switch (kind) {
+    case Pool2dSpec::Kind::kMax: return "max";
+    case Pool2dSpec::Kind::kAverage: return "average";
+    case Pool2dSpec::Kind::kAdaptiveAverage: return "adaptive average";
+  }
+  return "?";
+}
+
+}  // namespace
+
+Kernel pool2d(const Pool2dSpec& spec, const Halide::Target& target) {
+  require_valid(spec);
+  Kernel kernel;
+  Halide::ImageParam input = dense_input("input", spec.input_shape);
+  kernel.inputs = {input};
+
+  /* algorithm */
+  Pool2dFuncs f;
+  Func output("pool2d");
+  const Expr value = spec.kind == Pool2dSpec::Kind::kAdaptiveAverage ? adaptive_pool(spec, input, f)
+                                                                     : window_pool(spec, input, f);
+  output(f.x, f.y, f.c, f.n) =
+      apply_epilogue(value, spec.epilogue, {f.n, f.c, f.y, f.x}, spec.output_shape, kernel.inputs);
+  constrain_output(output, spec.output_shape);
+
+  /* schedule */
+  // Vectors along output rows (windows of neighbouring lanes are independent);
+  // planes (n, c) in parallel.
+  const int lanes = lanes_for_extent(spec.output_shape[3], native_lanes(target));
+  Var xo("xo"), xi("xi"), planes("planes");
+  output.split(f.x, xo, xi, lanes).reorder(xi, xo, f.y, f.c, f.n).fuse(f.c, f.n, planes).parallel(planes);
+  f.window.compute_at(output, xo);
+  if (lanes > 1) {
+    output.vectorize(xi);
+    f.window.vectorize(f.x);
+    f.window.update().vectorize(f.x);
+  }
+  if (*Halide::Internal::as_const_int(f.r.x.extent()) <= kMaxUnrolledTaps) f.window.update().unroll(f.r.x);
+  if (f.staged) {
+    f.source.compute_at(output, f.y);
+    stage_on_stack(f.source, lanes);
+  }
+  kernel.output = output;
+  kernel.schedule = std::string("pool2d ") + kind_name(spec.kind) + ": vec" + std::to_string(lanes) +
+                    "(w), parallel(n*c)" + (f.staged ? ", padded rows on stack" : "") +
+                    (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));
+  return kernel;
+}
+
+}  // namespace aotc::gen
