@@ -1,0 +1,175 @@
+// conv2d kernels against the reference evaluator: every schedule (vectorise
+// width, vectorise channels, depthwise; padding staged on the stack or per
+// channel chunk), strides, dilations, groups, asymmetric padding, rows
+// narrower than a vector, odd channel counts, every post-op, and targets with
+// narrower vectors than the host's.
+#include <gtest/gtest.h>
+
+#include "generators/conv2d.h"
+#include "kernel_test_support.h"
+
+namespace aotc::kernel_test {
+namespace {
+
+struct ConvCase {
+  std::string name;
+  Shape input;
+  int64_t out_channels;
+  std::array<int, 2> kernel;
+  std::array<int, 2> stride{1, 1};
+  std::array<int, 4> pad{0, 0, 0, 0};
+  std::array<int, 2> dilation{1, 1};
+  int groups = 1;
+  bool bias = true;
+  std::vector<PostOpCase> epilogue = {};
+  std::string target = "host";
+};
+
+void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
+
+class Conv2dKernel : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(Conv2dKernel, MatchesReference) {
+  const ConvCase& c = GetParam();
+  Conv2dAttrs attrs;
+  attrs.stride = c.stride;
+  attrs.pad = c.pad;
+  attrs.dilation = c.dilation;
+  attrs.groups = c.groups;
+  NodeUnderTest node(OpKind::Conv2d, attrs, 7);
+  node.add_operand(c.input);
+  node.add_operand({c.out_channels, c.input[1] / c.groups, c.kernel[0], c.kernel[1]});
+  if (c.bias) node.add_operand({c.out_channels});
+  node.add_post_ops(c.epilogue);
+
+  gen::Conv2dSpec spec;
+  spec.input_shape = c.input;
+  spec.out_channels = c.out_channels;
+  spec.kernel = c.kernel;
+  spec.stride = c.stride;
+  spec.pad = c.pad;
+  spec.dilation = c.dilation;
+  spec.groups = c.groups;
+  spec.has_bias = c.bias;
+  spec.epilogue = node.epilogue_specs();
+  ASSERT_EQ(gen::conv2d_output_shape(spec), node.output_shape());
+
+  const Halide::Target target = target_named(c.target);
+  gen::Kernel kernel = gen::conv2d(spec, target);
+  const gen::PackedWeights packed = gen::pack_conv2d_weights(spec, node.value(1).data.data());
+  const Value weights{packed.shape, packed.data};
+  std::vector<const Value*> inputs = {&node.value(0), &weights};
+  for (size_t i = 2; i < kernel.inputs.size(); ++i) inputs.push_back(&node.value(i));
+  SCOPED_TRACE(kernel.schedule);
+  expect_matches(node.reference(), run_kernel(kernel, inputs, node.output_shape(), target));
+}
+
+const std::string kAvx2 = "x86-64-linux-avx-avx2-fma-f16c-sse41";
+const std::string kSse41 = "x86-64-linux-sse41";
+
+// clang-format off
+INSTANTIATE_TEST_SUITE_P(Dense, Conv2dKernel, ::testing::Values(
+    // vectorise width: rows of >= 16 outputs
+    ConvCase{"resnet_3x3", {1, 16, 20, 20}, 32, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}},
+    ConvCase{"no_pad_3x3", {1, 8, 20, 22}, 16, {3, 3}},
+    ConvCase{"asymmetric_pad", {1, 5, 19, 23}, 16, {3, 3}, {1, 1}, {0, 1, 2, 1}},
+    ConvCase{"end_pad_only", {1, 4, 17, 18}, 16, {2, 2}, {1, 1}, {0, 0, 1, 1}},
+    ConvCase{"stride2_7x7_rgb", {1, 3, 45, 47}, 16, {7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, true, {relu()}},
+    ConvCase{"stride2_3x3", {1, 16, 40, 40}, 32, {3, 3}, {2, 2}, {1, 1, 1, 1}},
+    ConvCase{"stride2_1x1_downsample", {1, 16, 40, 40}, 32, {1, 1}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, false},
+    ConvCase{"stride_3_by_1", {1, 4, 30, 50}, 16, {3, 3}, {3, 1}, {1, 1, 1, 1}},
+    ConvCase{"dilation2", {1, 8, 24, 24}, 16, {3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2}},
+    ConvCase{"dilation_2_by_3_stride2", {1, 4, 30, 40}, 8, {3, 3}, {2, 2}, {1, 3, 2, 0}, {2, 3}},
+    ConvCase{"5x5_no_bias", {1, 6, 20, 20}, 16, {5, 5}, {1, 1}, {2, 2, 2, 2}, {1, 1}, 1, false},
+    ConvCase{"1x3_kernel", {1, 8, 16, 33}, 16, {1, 3}, {1, 1}, {0, 1, 0, 1}},
+    ConvCase{"pointwise_1x1", {1, 32, 16, 24}, 64, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true, {relu()}},
+    ConvCase{"odd_channels", {1, 3, 18, 21}, 13, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+    ConvCase{"out_channels_24", {1, 8, 18, 18}, 24, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+    ConvCase{"out_channels_1000_1x1", {1, 16, 3, 17}, 1000, {1, 1}},
+    ConvCase{"batch3", {3, 8, 17, 19}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}},
+    ConvCase{"single_output_channel", {1, 8, 16, 20}, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+    // rows narrower than a vector: lanes shrink to the row
+    ConvCase{"width7_odd_out", {1, 8, 9, 7}, 12, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+    ConvCase{"width3", {1, 4, 5, 3}, 8, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+    ConvCase{"width1", {1, 6, 4, 1}, 5, {3, 1}, {1, 1}, {1, 0, 1, 0}},
+    ConvCase{"one_pixel_1x1", {2, 24, 1, 1}, 10, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true, {sigmoid()}},
+    // vectorise channels: rows < 16 and 16 | out channels per group
+    ConvCase{"deep_7x7_3x3", {1, 64, 7, 7}, 64, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}},
+    ConvCase{"deep_14_1x1", {1, 48, 14, 14}, 32, {1, 1}},
+    ConvCase{"deep_width5_16ch", {2, 8, 6, 5}, 16, {3, 3}, {2, 1}, {1, 1, 1, 1}},
+    ConvCase{"deep_stride2_to_4x4", {1, 32, 8, 8}, 48, {3, 3}, {2, 2}, {1, 1, 1, 1}},
+    ConvCase{"deep_13x13_32ch", {1, 16, 13, 13}, 32, {3, 3}, {1, 1}, {0, 2, 1, 1}},
+    // padded rows too big for the stack: padding staged per channel chunk
+    ConvCase{"chunked_padding", {1, 256, 6, 70}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+    ConvCase{"chunked_padding_narrow", {1, 1024, 12, 12}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}}
+), [](const auto& info) { return info.param.name; });
+
+INSTANTIATE_TEST_SUITE_P(Grouped, Conv2dKernel, ::testing::Values(
+    ConvCase{"groups2", {1, 8, 18, 18}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2},
+    ConvCase{"groups4_resnext", {1, 16, 16, 17}, 32, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 4, true, {relu()}},
+    ConvCase{"groups3_odd", {1, 9, 11, 20}, 6, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 3},
+    ConvCase{"groups2_narrow_vectorize_channels", {1, 8, 6, 6}, 64, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2},
+    ConvCase{"depthwise_3x3", {1, 16, 20, 20}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 16, true, {clamp(0, 6)}},
+    ConvCase{"depthwise_stride2", {1, 8, 23, 23}, 8, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 8},
+    ConvCase{"depthwise_5x5_asymmetric", {1, 6, 17, 19}, 6, {5, 5}, {1, 1}, {1, 2, 3, 2}, {1, 1}, 6},
+    ConvCase{"depthwise_dilated_narrow", {1, 5, 9, 7}, 5, {3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2}, 5},
+    ConvCase{"depthwise_multiplier2", {2, 4, 12, 18}, 8, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 4, false},
+    ConvCase{"depthwise_multiplier3_no_pad", {1, 3, 10, 21}, 9, {3, 3}, {1, 2}, {0, 0, 0, 0}, {1, 1}, 3},
+    ConvCase{"depthwise_width1", {1, 4, 7, 1}, 4, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 4}
+), [](const auto& info) { return info.param.name; });
+
+INSTANTIATE_TEST_SUITE_P(Epilogues, Conv2dKernel, ::testing::Values(
+    ConvCase{"relu", {1, 4, 16, 16}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}},
+    ConvCase{"clamp_relu6", {1, 4, 16, 16}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {clamp(0, 6)}},
+    ConvCase{"hardswish", {1, 4, 16, 16}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {hardswish()}},
+    ConvCase{"sigmoid", {1, 4, 16, 16}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {sigmoid()}},
+    ConvCase{"affine_relu", {1, 4, 16, 16}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, false, {affine(), relu()}},
+    ConvCase{"residual_add_relu", {1, 4, 16, 16}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {add({1, 16, 16, 16}), relu()}},
+    ConvCase{"mul_broadcast_channels", {1, 4, 16, 16}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {mul({1, 16, 1, 1})}},
+    ConvCase{"add_broadcast_rows_then_clamp", {1, 4, 16, 16}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {add({16, 1}), clamp(-0.5f, 0.5f)}},
+    ConvCase{"add_scalar_like_then_hardswish", {1, 4, 16, 16}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {add({1}), hardswish()}},
+    ConvCase{"chain_on_narrow_rows", {1, 32, 5, 5}, 32, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {affine(), add({1, 32, 5, 5}), relu()}},
+    ConvCase{"depthwise_residual", {1, 8, 12, 20}, 8, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 8, true, {add({1, 8, 12, 20}), sigmoid()}}
+), [](const auto& info) { return info.param.name; });
+
+// Narrower vectors than the host's: the same schedules with 8 and 4 lanes.
+INSTANTIATE_TEST_SUITE_P(Targets, Conv2dKernel, ::testing::Values(
+    ConvCase{"avx2_resnet_3x3", {1, 16, 20, 20}, 32, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}, kAvx2},
+    ConvCase{"avx2_deep_7x7", {1, 32, 7, 7}, 32, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}, kAvx2},
+    ConvCase{"avx2_depthwise_stride2", {1, 8, 23, 23}, 8, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 8, true, {}, kAvx2},
+    ConvCase{"avx2_stride2_odd", {1, 3, 21, 25}, 13, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, true, {}, kAvx2},
+    ConvCase{"sse41_resnet_3x3", {1, 16, 20, 20}, 32, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}, kSse41},
+    ConvCase{"sse41_deep_7x7", {1, 32, 7, 7}, 32, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}, kSse41},
+    ConvCase{"sse41_depthwise_stride2", {1, 8, 23, 23}, 8, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 8, true, {}, kSse41}
+), [](const auto& info) { return info.param.name; });
+// clang-format on
+
+TEST(Conv2dPacking, BlocksOutputChannels) {
+  // O=32 (block 16), C=2, 1x1: packed[b][c][0][0][i] = w[16b + i][c].
+  gen::Conv2dSpec spec;
+  spec.input_shape = {1, 2, 4, 4};
+  spec.out_channels = 32;
+  std::vector<float> oihw(64);
+  for (size_t i = 0; i < oihw.size(); ++i) oihw[i] = static_cast<float>(i);  // w[o][c] = 2o + c
+  const gen::PackedWeights packed = gen::pack_conv2d_weights(spec, oihw.data());
+  EXPECT_EQ(packed.shape, (gen::Shape{2, 2, 1, 1, 16}));
+  EXPECT_EQ(packed.data[0], 0.0f);    // w[0][0]
+  EXPECT_EQ(packed.data[1], 2.0f);    // w[1][0]
+  EXPECT_EQ(packed.data[16], 1.0f);   // w[0][1]
+  EXPECT_EQ(packed.data[32], 32.0f);  // w[16][0]
+  EXPECT_EQ(packed.data[63], 63.0f);  // w[31][1]
+}
+
+TEST(Conv2dSpec, RejectsInconsistentSpecs) {
+  gen::Conv2dSpec spec;
+  spec.input_shape = {1, 6, 8, 8};
+  spec.out_channels = 4;
+  spec.groups = 4;  // does not divide 6 input channels
+  EXPECT_THROW(gen::conv2d_output_shape(spec), std::invalid_argument);
+  spec.groups = 1;
+  spec.kernel = {9, 9};  // larger than the unpadded input
+  EXPECT_THROW(gen::conv2d(spec, Halide::get_host_target()), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace aotc::kernel_test

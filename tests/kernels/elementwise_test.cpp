@@ -1,0 +1,88 @@
+// Standalone elementwise kernels against the reference evaluator: every unary
+// op, affine, add and mul with broadcasting of either operand, ranks 1 to 6,
+// shapes smaller than a vector, and an epilogue after the op.
+#include <gtest/gtest.h>
+
+#include "generators/elementwise.h"
+#include "kernel_test_support.h"
+
+namespace aotc::kernel_test {
+namespace {
+
+struct ElementwiseCase {
+  std::string name;
+  OpKind op;
+  std::vector<Shape> inputs;  // the op's operands (affine: just x; its [C] operands are added)
+  std::vector<PostOpCase> epilogue = {};
+  float min = 0, max = 0;  // clamp
+};
+
+void PrintTo(const ElementwiseCase& c, std::ostream* os) { *os << c.name; }
+
+gen::ElementwiseSpec::Kind kind_of(OpKind op) {
+  switch (op) {
+    case OpKind::Relu: return gen::ElementwiseSpec::Kind::kRelu;
+    case OpKind::Clamp: return gen::ElementwiseSpec::Kind::kClamp;
+    case OpKind::HardSwish: return gen::ElementwiseSpec::Kind::kHardSwish;
+    case OpKind::Sigmoid: return gen::ElementwiseSpec::Kind::kSigmoid;
+    case OpKind::Affine: return gen::ElementwiseSpec::Kind::kAffine;
+    case OpKind::Add: return gen::ElementwiseSpec::Kind::kAdd;
+    case OpKind::Mul: return gen::ElementwiseSpec::Kind::kMul;
+    default: return gen::ElementwiseSpec::Kind::kCopy;  // Dropout: the identity
+  }
+}
+
+class ElementwiseKernel : public ::testing::TestWithParam<ElementwiseCase> {};
+
+TEST_P(ElementwiseKernel, MatchesReference) {
+  const ElementwiseCase& c = GetParam();
+  Attrs attrs = NoAttrs{};
+  if (c.op == OpKind::Clamp) attrs = ClampAttrs{c.min, c.max};
+  NodeUnderTest node(c.op, attrs, 17);
+  std::vector<Shape> operands = c.inputs;
+  if (c.op == OpKind::Affine) operands = {c.inputs[0], {c.inputs[0][1]}, {c.inputs[0][1]}};
+  for (const Shape& s : operands) node.add_operand(s);
+  node.add_post_ops(c.epilogue);
+
+  gen::ElementwiseSpec spec;
+  spec.kind = kind_of(c.op);
+  spec.min = c.min;
+  spec.max = c.max;
+  spec.input_shapes = operands;
+  spec.output_shape = node.output_shape();
+  spec.epilogue = node.epilogue_specs();
+  const Halide::Target target = Halide::get_host_target();
+  gen::Kernel kernel = gen::elementwise(spec, target);
+  std::vector<const Value*> inputs;
+  for (size_t i = 0; i < kernel.inputs.size(); ++i) inputs.push_back(&node.value(i));
+  SCOPED_TRACE(kernel.schedule);
+  expect_matches(node.reference(), run_kernel(kernel, inputs, spec.output_shape, target));
+}
+
+// clang-format off
+INSTANTIATE_TEST_SUITE_P(Unary, ElementwiseKernel, ::testing::Values(
+    ElementwiseCase{"relu_4d", OpKind::Relu, {{1, 16, 56, 56}}},
+    ElementwiseCase{"clamp_relu6", OpKind::Clamp, {{2, 3, 7, 9}}, {}, 0.0f, 6.0f},
+    ElementwiseCase{"clamp_negative_range", OpKind::Clamp, {{37}}, {}, -0.5f, -0.1f},
+    ElementwiseCase{"hardswish_rank3", OpKind::HardSwish, {{3, 5, 11}}},
+    ElementwiseCase{"sigmoid_se_gate", OpKind::Sigmoid, {{1, 24, 1, 1}}},
+    ElementwiseCase{"copy_rank6", OpKind::Dropout, {{2, 3, 1, 4, 5, 3}}},
+    ElementwiseCase{"copy_rank1_short", OpKind::Dropout, {{3}}}
+), [](const auto& info) { return info.param.name; });
+
+INSTANTIATE_TEST_SUITE_P(Binary, ElementwiseKernel, ::testing::Values(
+    ElementwiseCase{"affine_bn_relu", OpKind::Affine, {{1, 12, 14, 14}}, {relu()}},
+    ElementwiseCase{"affine_rank2", OpKind::Affine, {{4, 10}}},
+    ElementwiseCase{"affine_rank5", OpKind::Affine, {{1, 3, 2, 5, 7}}},
+    ElementwiseCase{"add_same_shape_relu", OpKind::Add, {{1, 8, 28, 28}, {1, 8, 28, 28}}, {relu()}},
+    ElementwiseCase{"add_channel_bias", OpKind::Add, {{2, 6, 5, 9}, {1, 6, 1, 1}}},
+    ElementwiseCase{"add_first_broadcast", OpKind::Add, {{6, 1, 1}, {2, 6, 5, 9}}},
+    ElementwiseCase{"mul_both_broadcast", OpKind::Mul, {{2, 1, 4, 9}, {1, 5, 1, 9}}},
+    ElementwiseCase{"mul_se_scale", OpKind::Mul, {{1, 16, 10, 10}, {1, 16, 1, 1}}, {hardswish()}},
+    ElementwiseCase{"mul_rank1_by_scalar", OpKind::Mul, {{100}, {1}}},
+    ElementwiseCase{"add_rank6_broadcast", OpKind::Add, {{2, 1, 3, 1, 4, 5}, {3, 2, 4, 1}}, {sigmoid(), mul({5})}}
+), [](const auto& info) { return info.param.name; });
+// clang-format on
+
+}  // namespace
+}  // namespace aotc::kernel_test
