@@ -184,7 +184,8 @@ void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& 
   while (p.block_w > p.tile_w && staged_channel_bytes(s, 1, p.block_w, p.staging_lanes) > kStagedBytes)
     p.block_w = std::max<int64_t>(p.tile_w, p.block_w - p.tile_w);
   const int64_t channel_bytes = staged_channel_bytes(s, 1, p.block_w, p.staging_lanes);
-  if (channel_bytes > kStagedBytes) {
+  // (The vectorise-channels schedule accumulates whole rows only.)
+  if (channel_bytes > kStagedBytes || (p.kind == Plan::Kind::kVectorizeChannels && p.block_w < g.ow)) {
     p.padding = Padding::kBoundsChecked;
     return;
   }
@@ -225,7 +226,6 @@ std::string padding_description(const Plan& p) {
 // Vectors along output rows; a register tile of tile_w pixels (whole vectors)
 // times channel_tile output channels accumulating over (c, ky, kx).
 void schedule_vectorize_width(ConvFuncs& f, const Plan& p) {
-  const Halide::VarOrRVar chunk_loop = p.padding == Padding::kStagedChunks ? Halide::VarOrRVar(f.chunks.x) : f.k;
   Var xo("xo"), xi("xi"), oo("oo"), oi("oi"), xb("xb"), ob("ob"), rows("rows"), tasks("tasks");
   // The Func that owns the register tiles: the output itself, or the accumulator block.
   Halide::Stage tiled = f.output;
@@ -246,7 +246,7 @@ void schedule_vectorize_width(ConvFuncs& f, const Plan& p) {
   // Loops are ordered before vectorize/unroll split them again.
   tiled.split(f.x, xo, xi, p.tile_w).split(f.o, oo, oi, p.channel_tile);
   if (p.padding == Padding::kStagedChunks) {
-    tiled.reorder(xi, oi, xo, oo, chunk_loop, f.y, f.n);
+    tiled.reorder(xi, oi, xo, oo, f.chunks.x, f.y, f.n);
     f.padded.compute_at(f.acc, f.chunks.x);
   } else {
     tiled.reorder(xi, oi, xo, oo, f.y, f.n);

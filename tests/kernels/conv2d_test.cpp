@@ -3,6 +3,7 @@
 // channel chunk), strides, dilations, groups, asymmetric padding, rows
 // narrower than a vector, odd channel counts, every post-op, and targets with
 // narrower vectors than the host's.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "generators/conv2d.h"
@@ -101,7 +102,10 @@ INSTANTIATE_TEST_SUITE_P(Dense, Conv2dKernel, ::testing::Values(
     ConvCase{"deep_13x13_32ch", {1, 16, 13, 13}, 32, {3, 3}, {1, 1}, {0, 2, 1, 1}},
     // padded rows too big for the stack: padding staged per channel chunk
     ConvCase{"chunked_padding", {1, 256, 6, 70}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}},
-    ConvCase{"chunked_padding_narrow", {1, 1024, 12, 12}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}}
+    ConvCase{"chunked_padding_narrow", {1, 1024, 12, 12}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+    ConvCase{"chunked_padding_rows_split", {1, 8, 3, 300}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}},
+    // no staging fits the stack: every read checks its coordinates
+    ConvCase{"bounds_checked_dilation40", {1, 4, 90, 100}, 16, {3, 3}, {1, 1}, {40, 40, 40, 40}, {40, 40}}
 ), [](const auto& info) { return info.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(Grouped, Conv2dKernel, ::testing::Values(
@@ -115,7 +119,8 @@ INSTANTIATE_TEST_SUITE_P(Grouped, Conv2dKernel, ::testing::Values(
     ConvCase{"depthwise_dilated_narrow", {1, 5, 9, 7}, 5, {3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2}, 5},
     ConvCase{"depthwise_multiplier2", {2, 4, 12, 18}, 8, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 4, false},
     ConvCase{"depthwise_multiplier3_no_pad", {1, 3, 10, 21}, 9, {3, 3}, {1, 2}, {0, 0, 0, 0}, {1, 1}, 3},
-    ConvCase{"depthwise_width1", {1, 4, 7, 1}, 4, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 4}
+    ConvCase{"depthwise_width1", {1, 4, 7, 1}, 4, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 4},
+    ConvCase{"depthwise_bounds_checked_wide", {1, 2, 3, 700}, 2, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2}
 ), [](const auto& info) { return info.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(Epilogues, Conv2dKernel, ::testing::Values(
@@ -143,6 +148,34 @@ INSTANTIATE_TEST_SUITE_P(Targets, Conv2dKernel, ::testing::Values(
     ConvCase{"sse41_depthwise_stride2", {1, 8, 23, 23}, 8, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 8, true, {}, kSse41}
 ), [](const auto& info) { return info.param.name; });
 // clang-format on
+
+// The schedule each kind of layer gets (built, not compiled), for an AVX-512
+// target so that the lane counts are fixed.
+TEST(Conv2dSchedule, FollowsTheLayerShape) {
+  const Halide::Target avx512("x86-64-linux-sse41-avx-avx2-fma-f16c-avx512-avx512_skylake");
+  auto schedule = [&](gen::Shape input, int64_t out, int k, int pad, int groups = 1, int dilation = 1) {
+    gen::Conv2dSpec s;
+    s.input_shape = std::move(input);
+    s.out_channels = out;
+    s.kernel = {k, k};
+    s.pad = {pad, pad, pad, pad};
+    s.dilation = {dilation, dilation};
+    s.groups = groups;
+    return gen::conv2d(s, avx512).schedule;
+  };
+  using ::testing::HasSubstr;
+  EXPECT_THAT(schedule({1, 64, 56, 56}, 64, 3, 1),
+              AllOf(HasSubstr("vectorize-width: tile 2x16 lanes (w) x 8 channels"), HasSubstr("staged per 8 input channels"),
+                    HasSubstr("blocks of 32 channels x 56 pixels")));
+  EXPECT_THAT(schedule({1, 16, 20, 20}, 32, 3, 1), HasSubstr("padded rows staged (6.0 KiB)"));
+  EXPECT_THAT(schedule({1, 64, 56, 56}, 256, 1, 0), AllOf(HasSubstr("vectorize-width"), HasSubstr("no padding")));
+  EXPECT_THAT(schedule({1, 512, 7, 7}, 512, 3, 1),
+              AllOf(HasSubstr("vectorize-channels: tile 2x16 lanes (o) x 7 pixels"), HasSubstr("staged per 32 input")));
+  EXPECT_THAT(schedule({1, 24, 7, 7}, 24, 1, 0), HasSubstr("vectorize-width: tile 1x4 lanes"));  // 24 is no 16-block
+  EXPECT_THAT(schedule({1, 144, 56, 56}, 144, 3, 1, 144), HasSubstr("depthwise: tile 2x16 lanes (w) x 4 rows"));
+  EXPECT_THAT(schedule({1, 8, 3, 300}, 16, 3, 1), HasSubstr("blocks of 8 channels x 256 pixels"));
+  EXPECT_THAT(schedule({1, 4, 90, 100}, 16, 3, 40, 1, 40), HasSubstr("bounds-checked"));
+}
 
 TEST(Conv2dPacking, BlocksOutputChannels) {
   // O=32 (block 16), C=2, 1x1: packed[b][c][0][0][i] = w[16b + i][c].
