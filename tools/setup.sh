@@ -8,6 +8,7 @@ packages=(
   cmake ninja-build g++ clang libclang-rt-14-dev
   # compiler dependencies
   libhalide14-0-dev flatbuffers-compiler flatbuffers-compiler-dev libflatbuffers-dev libcli11-dev
+  nlohmann-json3-dev binutils
   # tests: GoogleTest, lit + FileCheck, the PyTorch reference and the exporter
   libgtest-dev libgmock-dev llvm-14-tools
   python3-torch python3-torchvision python3-numpy python3-flatbuffers

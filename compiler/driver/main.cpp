@@ -3,7 +3,10 @@
 // (support/error.h); nothing half-written is left behind.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -11,9 +14,12 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <thread>
 
+#include "backends/halide/halide_backend.h"
 #include "frontends/frontend.h"
 #include "ir/printer.h"
+#include "package/package.h"
 #include "passes/pipeline.h"
 #include "plan/memory_plan.h"
 #include "reference/evaluator.h"
@@ -30,6 +36,8 @@ struct Options {
   std::string output;
   std::string name;
   std::string target = "host";
+  std::string cxx;
+  int jobs = 0;
   std::vector<std::string> inputs;
   bool stats = false;
   PipelineOptions pipeline;
@@ -104,13 +112,6 @@ void emit_run(const Graph& g, const Options& opt) {
   write_file_atomically(opt.output, bytes);
 }
 
-// "conv2d+relu": the op and its fused epilogue, for the final-graph histogram.
-std::string signature(const Node& node) {
-  std::string s = op_name(node.op);
-  for (const PostOp& p : node.epilogue) s += std::string("+") + post_op_name(p.kind);
-  return s;
-}
-
 void print_stats(std::ostream& os, const Graph& g, const std::vector<PassRecord>& records) {
   os << "pass statistics:\n";
   for (const PassRecord& r : records) {
@@ -121,7 +122,7 @@ void print_stats(std::ostream& os, const Graph& g, const std::vector<PassRecord>
     os << "\n";
   }
   std::map<std::string, int> histogram;
-  for (const Node& node : g.nodes) ++histogram[signature(node)];
+  for (const Node& node : g.nodes) ++histogram[op_signature(node)];
   os << "final graph: " << g.nodes.size() << " nodes\n";
   for (const auto& [sig, n] : histogram) os << "  " << padded(sig, 28) << n << "\n";
   const MemoryPlan plan = plan_memory(g);
@@ -132,19 +133,74 @@ void print_stats(std::ostream& os, const Graph& g, const std::vector<PassRecord>
      << plan.in_place_count << " in place, " << plan.alias_count << " aliased\n";
 }
 
+// The SDK header copied beside every generated header: from an installed tree
+// (<prefix>/bin/aotc -> <prefix>/include/aotc/aotc.h) or else the source tree.
+std::string sdk_header() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path installed = exe.parent_path().parent_path() / "include" / "aotc" / "aotc.h";
+    if (std::filesystem::exists(installed)) return installed.string();
+  }
+  return AOTC_SOURCE_SDK_HEADER;
+}
+
+// Removes the work directory however the compilation ends.
+struct WorkDirectory {
+  std::filesystem::path path;
+  ~WorkDirectory() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::time_point start) {
+  const std::string target = halide_target_string(opt.target);
+  const std::filesystem::path out_dir = opt.output.empty() ? std::filesystem::path(".") : std::filesystem::path(opt.output);
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) fail(ExitCode::kIo, out_dir.string(), ": cannot create the output directory (", ec.message(), ")");
+  WorkDirectory work{out_dir / (".aotc-work-" + g.name + "-" + std::to_string(getpid()))};
+  std::filesystem::create_directories(work.path, ec);
+  if (ec) fail(ExitCode::kIo, work.path.string(), ": cannot create a work directory (", ec.message(), ")");
+
+  const MemoryPlan plan = plan_memory(g);
+  LoweredModel model = lower_to_halide(g, plan);
+  const int jobs = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::cout << "aotc: compiling " << model.kernels.size() << " kernels for " << model.calls.size() << " layers of "
+            << g.name << " (" << target << ", " << jobs << " jobs)\n";
+  const CompiledObjects objects = compile_halide_objects(model, target, work.path.string(), jobs, &std::cout);
+
+  PackageOptions options;
+  options.out_dir = out_dir.string();
+  options.work_dir = work.path.string();
+  options.target = target;
+  options.cxx = opt.cxx.empty() ? default_runner_compiler(target) : opt.cxx;
+  options.sdk_header = sdk_header();
+  options.producer = std::string("aotc ") + kVersion + " from " + std::filesystem::path(opt.model).filename().string();
+  options.compile_seconds_so_far = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const PackageResult result = write_library(model, objects, options);
+  std::cout << result.summary << "wrote " << result.library << ", " << result.header << ", " << result.report << "\n";
+}
+
 int run(int argc, char** argv) {
+  const auto start = std::chrono::steady_clock::now();
   Options opt;
   CLI::App app{"aotc " + std::string(kVersion) + ": ahead-of-time compiler from CNN models to static libraries."};
   app.footer("\n" + pass_help() + "\n" + exit_code_help());
   app.set_version_flag("--version", std::string("aotc ") + kVersion);
   app.add_option("model", opt.model, "Model file: .fb (aotc FlatBuffers) or .air (IR text)")->required();
   app.add_option("--emit", opt.emit,
-                 "What to produce: graph (the optimised IR text), run (evaluate with the reference "
-                 "evaluator), plan (the static memory plan)")
-      ->check(CLI::IsMember({"graph", "run", "plan"}));
-  app.add_option("-o,--output", opt.output, "Output file (default for graph/plan: stdout)");
+                 "What to produce: lib (static library, header and report in the -o directory), graph "
+                 "(the optimised IR text), run (evaluate with the reference evaluator), plan (the static "
+                 "memory plan)")
+      ->check(CLI::IsMember({"lib", "graph", "run", "plan"}));
+  app.add_option("-o,--output", opt.output,
+                 "Output: a directory for lib (default: .), a file for run, graph and plan (default: stdout)");
   app.add_option("--name", opt.name, "Model name (default: the model file's stem)");
-  app.add_option("--target", opt.target, "Halide target string for code generation (used by --emit=lib, coming next)");
+  app.add_option("--target", opt.target, "Halide target string for --emit=lib, e.g. x86-64-linux-avx2 or arm-64-linux (default: host)");
+  app.add_option("--jobs", opt.jobs, "Worker processes compiling kernels (default: one per core)");
+  app.add_option("--cxx", opt.cxx, "C++ compiler for the generated runner (default: c++, or aarch64-linux-gnu-g++ for arm-64 targets)");
   app.add_option("--input", opt.inputs, "With --emit=run: raw float32 file per graph input, in order");
   app.add_flag("--stats", opt.stats, "Print per-pass counters, the final op histogram and the memory plan to stderr");
   app.add_flag("--print-after-all", opt.pipeline.print_after_all, "Print the graph to stderr after every pass");
@@ -180,7 +236,9 @@ int run(int argc, char** argv) {
   g = run_pipeline(std::move(g), opt.pipeline, &records);
   if (opt.stats) print_stats(std::cerr, g, records);
 
-  if (opt.emit == "run") {
+  if (opt.emit == "lib") {
+    emit_lib(g, opt, start);
+  } else if (opt.emit == "run") {
     emit_run(g, opt);
   } else {
     std::ostringstream text;

@@ -52,7 +52,9 @@ std::string list(const Seq& values) {
 
 std::string type(const Tensor& t) { return "f32" + to_string(t.shape); }
 
-std::string attrs_text(const Attrs& attrs) {
+}  // namespace
+
+std::string print_attrs(const Attrs& attrs) {
   struct Visitor {
     std::string operator()(const NoAttrs&) const { return ""; }
     std::string operator()(const Conv2dAttrs& a) const {
@@ -83,6 +85,14 @@ std::string attrs_text(const Attrs& attrs) {
   return std::visit(Visitor{}, attrs);
 }
 
+std::string op_signature(const Node& node) {
+  std::string s = op_name(node.op);
+  for (const PostOp& p : node.epilogue) s += std::string("+") + post_op_name(p.kind);
+  return s;
+}
+
+namespace {
+
 std::string post_op_text(const Graph& g, const Node& node, const PostOp& p) {
   std::string s = post_op_name(p.kind);
   if (p.kind == PostOpKind::kClamp) s += "{min=" + number(p.min) + ", max=" + number(p.max) + "}";
@@ -107,7 +117,7 @@ std::string print_node(const Graph& g, const Node& node) {
   const size_t operands = node.op_operand_count();
   for (size_t i = 0; i < operands; ++i) s += (i ? ", " : "") + ref(g, node.inputs[i]);
   s += ")";
-  const std::string attrs = attrs_text(node.attrs);
+  const std::string attrs = print_attrs(node.attrs);
   if (!attrs.empty()) s += " " + attrs;
   if (!node.epilogue.empty()) {
     s += " epilogue[";

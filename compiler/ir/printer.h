@@ -31,6 +31,12 @@ constexpr int64_t kMaxInlineElements = 16;
 void print_graph(std::ostream& os, const Graph& g);
 std::string print_graph(const Graph& g);
 
+// A node's attributes as printed, e.g. "{stride=[1,1], pad=[1,1,1,1], ...}" ("" if none).
+std::string print_attrs(const Attrs& attrs);
+
+// The op and its fused epilogue, e.g. "conv2d+relu".
+std::string op_signature(const Node& node);
+
 // One node on one line, as inside print_graph (without indentation or newline).
 std::string print_node(const Graph& g, const Node& node);
 

@@ -1,0 +1,109 @@
+// Ahead-of-time compilation of a LoweredModel's kernels in worker processes.
+// Halide compiles one pipeline at a time per process, so both cores are used by
+// forking: worker w compiles kernels w, w+jobs, ... and reports back through a
+// small file per kernel (seconds and schedule). Forking happens before this
+// process has used Halide or started any thread.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <Halide.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "backends/halide/halide_backend.h"
+#include "support/error.h"
+
+namespace aotc {
+namespace {
+
+std::string object_path(const std::string& dir, const std::string& function) { return dir + "/" + function + ".o"; }
+std::string meta_path(const std::string& dir, const std::string& function) { return dir + "/" + function + ".meta"; }
+
+// The body of one worker process; returns its exit status.
+int compile_share(const LoweredModel& model, const std::string& target, const std::string& dir, int worker, int jobs,
+                  bool runtime, std::ostream* progress) {
+  try {
+    for (size_t k = static_cast<size_t>(worker); k < model.kernels.size(); k += static_cast<size_t>(jobs)) {
+      const KernelSource& kernel = model.kernels[k];
+      auto start = std::chrono::steady_clock::now();
+      std::string schedule = kernel.compile(target, object_path(dir, kernel.function));
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::ofstream(meta_path(dir, kernel.function)) << seconds << "\n" << schedule << "\n";
+      if (progress) {
+        char line[512];
+        std::snprintf(line, sizeof line, "  [%zu/%zu] %-28s %6.2fs  %s\n", k + 1, model.kernels.size(),
+                      kernel.function.c_str(), seconds, kernel.description.c_str());
+        *progress << line << std::flush;
+      }
+    }
+    if (runtime) {
+      Halide::Target t(target);
+      Halide::compile_standalone_runtime(dir + "/halide_runtime.o", t.with_feature(Halide::Target::UserContext));
+    }
+    return 0;
+  } catch (const Halide::Error& e) {
+    std::cerr << "aotc: internal error: Halide: " << e.what() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "aotc: internal error: " << e.what() << "\n";
+  }
+  return 1;
+}
+
+}  // namespace
+
+CompiledObjects compile_halide_objects(const LoweredModel& model, const std::string& target,
+                                       const std::string& work_dir, int jobs, std::ostream* progress) {
+  jobs = std::max(1, std::min<int>(jobs, static_cast<int>(model.kernels.size())));
+  std::cout << std::flush;
+  std::cerr << std::flush;
+  if (progress) *progress << std::flush;
+  std::vector<pid_t> workers;
+  for (int w = 0; w < jobs; ++w) {
+    pid_t pid = fork();
+    if (pid < 0) fail(ExitCode::kInternal, "cannot start a compile worker process");
+    if (pid == 0) _exit(compile_share(model, target, work_dir, w, jobs, /*runtime=*/w == 0, progress));
+    workers.push_back(pid);
+  }
+  bool ok = true;
+  for (pid_t pid : workers) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  AOTC_CHECK(ok, "a kernel failed to compile (see the message above)");
+
+  CompiledObjects out;
+  for (const KernelSource& kernel : model.kernels) {
+    std::ifstream meta(meta_path(work_dir, kernel.function));
+    double seconds = 0;
+    std::string schedule;
+    meta >> seconds;
+    std::getline(meta >> std::ws, schedule);
+    out.objects.push_back(object_path(work_dir, kernel.function));
+    out.schedules.push_back(schedule);
+    out.kernel_seconds.push_back(seconds);
+  }
+  out.objects.push_back(work_dir + "/halide_runtime.o");
+  return out;
+}
+
+std::string halide_target_string(const std::string& requested) {
+  if (requested.empty() || requested == "host") return Halide::get_host_target().to_string();
+  if (!Halide::Target::validate_target_string(requested))
+    fail(ExitCode::kUsage, "--target: '", requested, "' is not a Halide target string (e.g. host, x86-64-linux-avx2, arm-64-linux)");
+  return Halide::Target(requested).to_string();
+}
+
+std::string default_runner_compiler(const std::string& target) {
+  const Halide::Target t(target);
+  const bool cross_arm64 = t.arch == Halide::Target::ARM && t.bits == 64 &&
+                           Halide::get_host_target().arch != Halide::Target::ARM;
+  return cross_arm64 ? "aarch64-linux-gnu-g++" : "c++";
+}
+
+}  // namespace aotc

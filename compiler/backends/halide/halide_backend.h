@@ -1,0 +1,40 @@
+// The Halide CPU backend: every node of the optimised graph becomes one Halide
+// kernel built from generators/, specialised to the node's exact shapes and
+// epilogue, compiled ahead of time for the target. Identical kernels (same op,
+// shapes, attributes, epilogue) are compiled once: weights are kernel arguments,
+// pre-packed into the blob of the LoweredModel.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "backends/lowered_model.h"
+#include "plan/memory_plan.h"
+
+namespace aotc {
+
+// "host" or any Halide target string, validated; throws UserError(kUsage).
+std::string halide_target_string(const std::string& requested);
+
+// The C++ compiler that builds code for `target` next to the kernels: c++, or
+// aarch64-linux-gnu-g++ for an arm-64 target on another host.
+std::string default_runner_compiler(const std::string& target);
+
+// Maps each node to a kernel call over the memory plan. Throws
+// UserError(kUnsupported) naming the node for an op with no generator.
+LoweredModel lower_to_halide(const Graph& g, const MemoryPlan& plan);
+
+struct CompiledObjects {
+  std::vector<std::string> objects;         // kernel objects, then the Halide runtime's
+  std::vector<std::string> schedules;       // per kernel of the model, in order
+  std::vector<double> kernel_seconds;       // per kernel of the model
+};
+
+// Compiles every kernel of `model`, and the Halide runtime once, for `target`
+// into `work_dir`, in `jobs` worker processes, printing a line per kernel to
+// `progress` (may be null). Throws InternalError if a kernel fails to compile.
+CompiledObjects compile_halide_objects(const LoweredModel& model, const std::string& target,
+                                       const std::string& work_dir, int jobs, std::ostream* progress);
+
+}  // namespace aotc

@@ -1,0 +1,400 @@
+// Lowering an optimised graph onto Halide kernels: each node becomes a call of
+// one kernel built by a generator (generators/) for the node's exact shapes,
+// attributes and epilogue. Kernels with equal descriptions are shared; weights
+// are packed once into the blob, in the layout the generator asks for.
+#include <Halide.h>
+
+#include <map>
+#include <sstream>
+
+#include "backends/halide/halide_backend.h"
+#include "generators/concat.h"
+#include "generators/conv2d.h"
+#include "generators/elementwise.h"
+#include "generators/linear.h"
+#include "generators/pad.h"
+#include "generators/pool2d.h"
+#include "generators/softmax.h"
+#include "ir/printer.h"
+#include "support/names.h"
+#include "support/error.h"
+
+namespace aotc {
+namespace {
+
+constexpr int64_t kBlobAlignment = 64;
+
+std::string shape_text(const Shape& s) {
+  std::string t;
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? "x" : "") + std::to_string(s[i]);
+  return t.empty() ? "scalar" : t;
+}
+
+gen::PostOpSpec post_op_spec(const Graph& g, const Node& node, const PostOp& p) {
+  gen::PostOpSpec spec;
+  switch (p.kind) {
+    case PostOpKind::kRelu: spec.kind = gen::PostOpSpec::Kind::kRelu; break;
+    case PostOpKind::kClamp: spec.kind = gen::PostOpSpec::Kind::kClamp; break;
+    case PostOpKind::kHardSwish: spec.kind = gen::PostOpSpec::Kind::kHardSwish; break;
+    case PostOpKind::kSigmoid: spec.kind = gen::PostOpSpec::Kind::kSigmoid; break;
+    case PostOpKind::kAffine: spec.kind = gen::PostOpSpec::Kind::kAffine; break;
+    case PostOpKind::kAdd: spec.kind = gen::PostOpSpec::Kind::kAdd; break;
+    case PostOpKind::kMul: spec.kind = gen::PostOpSpec::Kind::kMul; break;
+  }
+  spec.min = p.min;
+  spec.max = p.max;
+  if (p.input >= 0) spec.operand_shape = g.tensor(node.inputs[static_cast<size_t>(p.input)]).shape;
+  return spec;
+}
+
+// Builds the LoweredModel node by node.
+class Lowering {
+ public:
+  Lowering(const Graph& g, const MemoryPlan& plan) : g_(g), plan_(plan) {
+    for (const TensorPlacement& p : plan.placements) placement_[p.tensor] = &p;
+    model_.name = g.name;
+    model_.arena_bytes = plan.arena_bytes;
+    model_.lower_bound_bytes = plan.lower_bound_bytes;
+    for (TensorId id : g.inputs) model_.inputs.push_back({g.tensor(id).name, g.tensor(id).shape});
+    for (TensorId id : g.outputs) model_.outputs.push_back({g.tensor(id).name, g.tensor(id).shape});
+  }
+
+  LoweredModel run() {
+    std::vector<bool> computed(g_.tensors.size(), false);
+    for (const Node& node : g_.nodes) {
+      lower_node(node);
+      for (TensorId out : node.outputs) computed[static_cast<size_t>(out)] = true;
+    }
+    // Graph outputs that no node computes (a graph input or a constant) are copied.
+    for (size_t i = 0; i < g_.outputs.size(); ++i) {
+      const TensorId id = g_.outputs[i];
+      if (computed[static_cast<size_t>(id)]) continue;
+      const Shape& shape = g_.tensor(id).shape;
+      add_copy(g_.tensor(id).name, ref(id, shape), ref(id, shape));
+    }
+    return std::move(model_);
+  }
+
+ private:
+  // Where tensor `id` lives at run time, seen with `shape`.
+  BufferRef ref(TensorId id, const Shape& shape) {
+    BufferRef r;
+    r.shape = shape;
+    const Tensor& t = g_.tensor(id);
+    for (size_t i = 0; i < g_.outputs.size(); ++i) {
+      if (g_.outputs[i] == id) {
+        r.source = BufferRef::Source::kOutput;
+        r.index = static_cast<int>(i);
+        return r;
+      }
+    }
+    for (size_t i = 0; i < g_.inputs.size(); ++i) {
+      if (g_.inputs[i] == id) {
+        r.source = BufferRef::Source::kInput;
+        r.index = static_cast<int>(i);
+        return r;
+      }
+    }
+    if (t.is_constant()) {
+      r.source = BufferRef::Source::kWeights;
+      r.offset = constant_offset(id);
+      return r;
+    }
+    auto it = placement_.find(id);
+    AOTC_CHECK(it != placement_.end(), "tensor ", t.name, " has no place in the memory plan");
+    r.source = BufferRef::Source::kArena;
+    r.offset = it->second->offset;
+    return r;
+  }
+
+  BufferRef ref(TensorId id) { return ref(id, g_.tensor(id).shape); }
+
+  int64_t append_blob(const std::vector<float>& data) {
+    std::vector<uint8_t>& blob = model_.weights;
+    blob.resize(static_cast<size_t>((static_cast<int64_t>(blob.size()) + kBlobAlignment - 1) / kBlobAlignment *
+                                    kBlobAlignment));
+    const auto offset = static_cast<int64_t>(blob.size());
+    const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
+    blob.insert(blob.end(), bytes, bytes + data.size() * sizeof(float));
+    return offset;
+  }
+
+  // Row-major constants are stored once, however many calls read them.
+  int64_t constant_offset(TensorId id) {
+    auto it = constant_offsets_.find(id);
+    if (it != constant_offsets_.end()) return it->second;
+    const int64_t offset = append_blob(*g_.tensor(id).data);
+    constant_offsets_[id] = offset;
+    return offset;
+  }
+
+  BufferRef packed(const gen::PackedWeights& w) {
+    BufferRef r;
+    r.source = BufferRef::Source::kWeights;
+    r.offset = append_blob(w.data);
+    r.shape = w.shape;
+    return r;
+  }
+
+  const Tensor& constant_input(const Node& node, size_t i, const char* what) {
+    const Tensor& t = g_.tensor(node.inputs[i]);
+    if (!t.is_constant())
+      fail(ExitCode::kUnsupported, "node '", node.name, "' (", op_name(node.op), "): its ", what,
+           " is computed at run time; aotc needs it constant");
+    return t;
+  }
+
+  std::vector<gen::PostOpSpec> epilogue(const Node& node) {
+    std::vector<gen::PostOpSpec> specs;
+    for (const PostOp& p : node.epilogue) specs.push_back(post_op_spec(g_, node, p));
+    return specs;
+  }
+
+  void epilogue_args(const Node& node, std::vector<BufferRef>& args) {
+    for (size_t i = node.op_operand_count(); i < node.inputs.size(); ++i) args.push_back(ref(node.inputs[i]));
+  }
+
+  // The kernel's identity: everything its code depends on, nothing else.
+  std::string description(const Node& node) {
+    std::ostringstream os;
+    os << op_signature(node);
+    for (size_t i = 0; i < node.inputs.size(); ++i) os << (i ? ", " : " (") << shape_text(g_.tensor(node.inputs[i]).shape);
+    os << ") -> " << shape_text(g_.tensor(node.outputs[0]).shape) << " " << print_attrs(node.attrs);
+    for (const PostOp& p : node.epilogue)
+      if (p.kind == PostOpKind::kClamp) os << " clamp[" << p.min << "," << p.max << "]";
+    return os.str();
+  }
+
+  // The kernel of description `key`, built by `build` on first use.
+  template <typename Build>
+  int kernel_for(const std::string& key, const std::string& suffix, Build build) {
+    auto it = kernel_index_.find(key);
+    if (it != kernel_index_.end()) return it->second;
+    const int kernel = static_cast<int>(model_.kernels.size());
+    KernelSource source;
+    source.function = "aotc_" + c_identifier(g_.name) + "_k" + std::to_string(kernel) + "_" + suffix;
+    source.description = key;
+    source.compile = [build, function = source.function](const std::string& target, const std::string& object) {
+      const Halide::Target t =
+          Halide::Target(target).with_feature(Halide::Target::NoRuntime).with_feature(Halide::Target::UserContext);
+      gen::Kernel k = build(t);
+      std::vector<Halide::Argument> arguments(k.inputs.begin(), k.inputs.end());
+      k.output.compile_to_object(object, arguments, function, t);
+      return k.schedule;
+    };
+    model_.kernels.push_back(std::move(source));
+    kernel_index_[key] = kernel;
+    return kernel;
+  }
+
+  void add_call(std::string layer, std::string ops, int kernel, std::vector<BufferRef> args, double flops) {
+    KernelCall call;
+    call.layer = std::move(layer);
+    call.ops = std::move(ops);
+    call.kernel = kernel;
+    call.args = std::move(args);
+    call.flops = flops;
+    for (const BufferRef& a : call.args) call.bytes += num_elements(a.shape) * 4;
+    model_.calls.push_back(std::move(call));
+  }
+
+  // A call of `node`'s kernel (shared with every node of equal description).
+  template <typename Build>
+  void add_node_call(const Node& node, std::vector<BufferRef> args, double flops, Build build) {
+    const int kernel = kernel_for(description(node), op_name(node.op), build);
+    add_call(g_.tensor(node.outputs[0]).name, op_signature(node), kernel, std::move(args), flops);
+  }
+
+  void add_copy(const std::string& layer, BufferRef from, BufferRef to) {
+    gen::ElementwiseSpec spec;
+    spec.kind = gen::ElementwiseSpec::Kind::kCopy;
+    spec.input_shapes = {from.shape};
+    spec.output_shape = to.shape;
+    const int kernel = kernel_for("copy " + shape_text(to.shape), "copy",
+                                  [spec](const Halide::Target& t) { return gen::elementwise(spec, t); });
+    add_call(layer, "copy", kernel, {from, to}, 0);
+  }
+
+  bool aliased(const Node& node) const {
+    auto it = placement_.find(node.outputs[0]);
+    return it != placement_.end() && it->second->shares_with == node.inputs[0];
+  }
+
+  void lower_node(const Node& node);
+
+  const Graph& g_;
+  const MemoryPlan& plan_;
+  LoweredModel model_;
+  std::map<TensorId, const TensorPlacement*> placement_;
+  std::map<TensorId, int64_t> constant_offsets_;
+  std::map<std::string, int> kernel_index_;
+};
+
+void Lowering::lower_node(const Node& node) {
+  const TensorId out = node.outputs[0];
+  const Shape& out_shape = g_.tensor(out).shape;
+  const double out_elements = static_cast<double>(num_elements(out_shape));
+  const double epilogue_flops = out_elements * static_cast<double>(node.epilogue.size());
+  std::vector<BufferRef> args;
+
+  switch (node.op) {
+    case OpKind::Conv2d: {
+      const auto& a = node.attr<Conv2dAttrs>();
+      const Tensor& w = constant_input(node, 1, "weight");
+      gen::Conv2dSpec spec;
+      spec.input_shape = g_.tensor(node.inputs[0]).shape;
+      spec.out_channels = w.shape[0];
+      spec.kernel = {static_cast<int>(w.shape[2]), static_cast<int>(w.shape[3])};
+      spec.stride = a.stride;
+      spec.pad = a.pad;
+      spec.dilation = a.dilation;
+      spec.groups = a.groups;
+      spec.has_bias = node.op_operand_count() == 3;
+      spec.epilogue = epilogue(node);
+      args.push_back(ref(node.inputs[0]));
+      args.push_back(packed(gen::pack_conv2d_weights(spec, w.data->data())));
+      if (spec.has_bias) args.push_back(ref(node.inputs[2]));
+      epilogue_args(node, args);
+      args.push_back(ref(out));
+      const double macs = out_elements * static_cast<double>(w.shape[1] * w.shape[2] * w.shape[3]);
+      add_node_call(node, std::move(args), 2 * macs + epilogue_flops,
+               [spec](const Halide::Target& t) { return gen::conv2d(spec, t); });
+      return;
+    }
+    case OpKind::Linear: {
+      const Tensor& w = constant_input(node, 1, "weight");
+      const Shape& x = g_.tensor(node.inputs[0]).shape;
+      gen::LinearSpec spec;
+      spec.batch = x[0];
+      spec.in_features = w.shape[1];
+      spec.out_features = w.shape[0];
+      spec.has_bias = node.op_operand_count() == 3;
+      spec.epilogue = epilogue(node);
+      args.push_back(ref(node.inputs[0], {spec.batch, spec.in_features}));  // linear flattens its input
+      args.push_back(packed(gen::pack_linear_weights(spec, w.data->data())));
+      if (spec.has_bias) args.push_back(ref(node.inputs[2]));
+      epilogue_args(node, args);
+      args.push_back(ref(out));
+      add_node_call(node, std::move(args), 2 * out_elements * static_cast<double>(spec.in_features) + epilogue_flops,
+               [spec](const Halide::Target& t) { return gen::linear(spec, t); });
+      return;
+    }
+    case OpKind::MaxPool2d:
+    case OpKind::AvgPool2d:
+    case OpKind::AdaptiveAvgPool2d:
+    case OpKind::GlobalAvgPool: {
+      gen::Pool2dSpec spec;
+      spec.input_shape = g_.tensor(node.inputs[0]).shape;
+      spec.output_shape = out_shape;
+      spec.epilogue = epilogue(node);
+      double window = 1;
+      if (node.op == OpKind::MaxPool2d || node.op == OpKind::AvgPool2d) {
+        const auto& a = node.attr<Pool2dAttrs>();
+        spec.kind = node.op == OpKind::MaxPool2d ? gen::Pool2dSpec::Kind::kMax : gen::Pool2dSpec::Kind::kAverage;
+        spec.kernel = a.kernel;
+        spec.stride = a.stride;
+        spec.pad = a.pad;
+        spec.dilation = a.dilation;
+        spec.count_include_pad = a.count_include_pad;
+        window = a.kernel[0] * a.kernel[1];
+      } else {
+        spec.kind = gen::Pool2dSpec::Kind::kAdaptiveAverage;
+        window = static_cast<double>(num_elements(spec.input_shape)) / out_elements;
+      }
+      args.push_back(ref(node.inputs[0]));
+      epilogue_args(node, args);
+      args.push_back(ref(out));
+      add_node_call(node, std::move(args), out_elements * window + epilogue_flops,
+               [spec](const Halide::Target& t) { return gen::pool2d(spec, t); });
+      return;
+    }
+    case OpKind::Relu:
+    case OpKind::Clamp:
+    case OpKind::HardSwish:
+    case OpKind::Sigmoid:
+    case OpKind::Affine:
+    case OpKind::Add:
+    case OpKind::Mul: {
+      gen::ElementwiseSpec spec;
+      switch (node.op) {
+        case OpKind::Relu: spec.kind = gen::ElementwiseSpec::Kind::kRelu; break;
+        case OpKind::Clamp:
+          spec.kind = gen::ElementwiseSpec::Kind::kClamp;
+          spec.min = node.attr<ClampAttrs>().min;
+          spec.max = node.attr<ClampAttrs>().max;
+          break;
+        case OpKind::HardSwish: spec.kind = gen::ElementwiseSpec::Kind::kHardSwish; break;
+        case OpKind::Sigmoid: spec.kind = gen::ElementwiseSpec::Kind::kSigmoid; break;
+        case OpKind::Affine: spec.kind = gen::ElementwiseSpec::Kind::kAffine; break;
+        case OpKind::Add: spec.kind = gen::ElementwiseSpec::Kind::kAdd; break;
+        default: spec.kind = gen::ElementwiseSpec::Kind::kMul; break;
+      }
+      for (size_t i = 0; i < node.op_operand_count(); ++i) {
+        spec.input_shapes.push_back(g_.tensor(node.inputs[i]).shape);
+        args.push_back(ref(node.inputs[i]));
+      }
+      spec.output_shape = out_shape;
+      spec.epilogue = epilogue(node);
+      epilogue_args(node, args);
+      args.push_back(ref(out));
+      add_node_call(node, std::move(args), out_elements + epilogue_flops,
+               [spec](const Halide::Target& t) { return gen::elementwise(spec, t); });
+      return;
+    }
+    case OpKind::Reshape:
+    case OpKind::Flatten:
+    case OpKind::Dropout:
+      // Free when the memory plan let the output share the input's bytes.
+      if (!aliased(node)) add_copy(g_.tensor(out).name, ref(node.inputs[0], out_shape), ref(out));
+      return;
+    case OpKind::Concat: {
+      gen::ConcatSpec spec;
+      spec.axis = node.attr<AxisAttrs>().axis;
+      for (size_t i = 0; i < node.op_operand_count(); ++i) {
+        spec.input_shapes.push_back(g_.tensor(node.inputs[i]).shape);
+        args.push_back(ref(node.inputs[i]));
+      }
+      spec.epilogue = epilogue(node);
+      epilogue_args(node, args);
+      args.push_back(ref(out));
+      add_node_call(node, std::move(args), epilogue_flops,
+               [spec](const Halide::Target& t) { return gen::concat(spec, t); });
+      return;
+    }
+    case OpKind::Softmax: {
+      gen::SoftmaxSpec spec;
+      spec.shape = out_shape;
+      spec.axis = node.attr<AxisAttrs>().axis;
+      spec.epilogue = epilogue(node);
+      args.push_back(ref(node.inputs[0]));
+      epilogue_args(node, args);
+      args.push_back(ref(out));
+      add_node_call(node, std::move(args), 4 * out_elements + epilogue_flops,
+               [spec](const Halide::Target& t) { return gen::softmax(spec, t); });
+      return;
+    }
+    case OpKind::Pad: {
+      gen::PadSpec spec;
+      spec.input_shape = g_.tensor(node.inputs[0]).shape;
+      spec.pads = node.attr<PadAttrs>().pads;
+      spec.value = node.attr<PadAttrs>().value;
+      spec.epilogue = epilogue(node);
+      args.push_back(ref(node.inputs[0]));
+      epilogue_args(node, args);
+      args.push_back(ref(out));
+      add_node_call(node, std::move(args), epilogue_flops,
+               [spec](const Halide::Target& t) { return gen::pad(spec, t); });
+      return;
+    }
+    case OpKind::BatchNorm:
+      fail(ExitCode::kUnsupported, "node '", node.name,
+           "' (batch_norm): code generation needs batch_norm folded or made affine (keep the fold-batch-norm pass on)");
+  }
+  AOTC_CHECK(false, "no lowering for op ", op_name(node.op));
+}
+
+}  // namespace
+
+LoweredModel lower_to_halide(const Graph& g, const MemoryPlan& plan) { return Lowering(g, plan).run(); }
+
+}  // namespace aotc

@@ -1,0 +1,59 @@
+// What a backend makes of an optimised graph, and what the packager turns into
+// a library: the kernels to compile (each distinct one once), the calls the
+// generated runner makes in execution order, and the constant-data blob holding
+// the pre-packed weights. No Halide types here: the packager does not need them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace aotc {
+
+// Where a kernel argument's bytes are at run time.
+struct BufferRef {
+  enum class Source { kArena, kInput, kOutput, kWeights };
+  Source source = Source::kArena;
+  int64_t offset = 0;  // bytes into the arena or the weights blob
+  int index = 0;       // which graph input / output (kInput, kOutput)
+  Shape shape;         // the dense row-major shape the kernel sees, outermost first
+};
+
+// One distinct kernel. `compile` writes an object file defining `function`
+// (int function(void* user_context, halide_buffer_t*... args)) and returns a
+// one-line description of the schedule it chose.
+struct KernelSource {
+  std::string function;
+  std::string description;  // op and shapes, e.g. "conv2d+relu 1x64x56x56 -> 1x64x56x56 k3x3 s1"
+  std::function<std::string(const std::string& target, const std::string& object_path)> compile;
+};
+
+// One call of a kernel by the runner.
+struct KernelCall {
+  std::string layer;  // the output tensor's name, for timing and messages
+  std::string ops;    // "conv2d+relu"
+  int kernel = 0;     // index into LoweredModel::kernels
+  std::vector<BufferRef> args;  // inputs in the kernel's order, then the output
+  double flops = 0;
+  int64_t bytes = 0;  // bytes read and written by the call
+};
+
+struct TensorInfo {
+  std::string name;
+  Shape shape;
+};
+
+struct LoweredModel {
+  std::string name;
+  std::vector<TensorInfo> inputs, outputs;
+  std::vector<KernelSource> kernels;
+  std::vector<KernelCall> calls;
+  std::vector<uint8_t> weights;  // pre-packed constants; every entry 64-byte aligned
+  int64_t arena_bytes = 0;
+  int64_t lower_bound_bytes = 0;  // the memory plan's liveness lower bound
+};
+
+}  // namespace aotc

@@ -1,0 +1,99 @@
+// Builds lib<name>.a: the runner and the weights object compiled with the
+// target's C++ compiler, archived with the kernel and runtime objects. All files
+// are made in a work directory and moved into place only when all succeeded.
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "package/package.h"
+#include "support/names.h"
+#include "package/report.h"
+#include "support/error.h"
+#include "support/subprocess.h"
+
+#ifndef AOTC_HALIDE_INCLUDE_DIR
+#error "AOTC_HALIDE_INCLUDE_DIR must name the directory of HalideRuntime.h"
+#endif
+
+namespace aotc {
+namespace {
+
+namespace fs = std::filesystem;
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!out) fail(ExitCode::kIo, path.string(), ": cannot write");
+}
+
+void run_tool(const std::vector<std::string>& argv, const std::string& what) {
+  CommandResult r = run_command(argv);
+  if (r.exit_code != 0)
+    fail(ExitCode::kIo, what, " failed (exit ", r.exit_code, "): ", command_line(argv), "\n", r.output);
+}
+
+// The weights blob as an object: an assembler file that .incbin's the bytes,
+// which any target's assembler handles and which costs no C++ parsing.
+std::string weights_assembly(const std::string& symbol, const std::string& blob_path) {
+  return "  .section .rodata\n"
+         "  .balign 64\n"
+         "  .globl " + symbol + "\n" +
+         symbol + ":\n"
+         "  .incbin \"" + blob_path + "\"\n"
+         "  .byte 0\n"
+         "  .section .note.GNU-stack,\"\",%progbits\n";
+}
+
+}  // namespace
+
+PackageResult write_library(const LoweredModel& model, const CompiledObjects& objects, const PackageOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string id = c_identifier(model.name);
+  const fs::path work = options.work_dir;
+  fs::create_directories(work / "aotc");
+
+  fs::copy_file(options.sdk_header, work / "aotc" / "aotc.h", fs::copy_options::overwrite_existing);
+  write_text(work / (model.name + ".h"), model_header(model, options.producer));
+  write_text(work / "runner.cpp", runner_source(model));
+  write_text(work / "weights.bin", std::string(model.weights.begin(), model.weights.end()));
+  write_text(work / "weights.S", weights_assembly("aotc_" + id + "_weights", (work / "weights.bin").string()));
+
+  std::vector<std::string> members = objects.objects;
+  run_tool({options.cxx, "-std=c++17", "-O2", "-fPIC", "-fno-exceptions", "-fno-rtti", "-I", work.string(), "-I", AOTC_HALIDE_INCLUDE_DIR, "-c",
+            (work / "runner.cpp").string(), "-o", (work / "runner.o").string()},
+           "compiling the generated runner");
+  run_tool({options.cxx, "-c", (work / "weights.S").string(), "-o", (work / "weights.o").string()},
+           "assembling the weights");
+  members.push_back((work / "runner.o").string());
+  members.push_back((work / "weights.o").string());
+
+  const fs::path library = work / ("lib" + model.name + ".a");
+  std::vector<std::string> ar = {"ar", "rcs", library.string()};
+  ar.insert(ar.end(), members.begin(), members.end());
+  run_tool(ar, "archiving the library");
+
+  ReportTotals totals;
+  totals.producer = options.producer;
+  totals.target = options.target;
+  totals.library_bytes = static_cast<int64_t>(fs::file_size(library));
+  totals.compile_seconds = options.compile_seconds_so_far +
+                           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  write_text(work / (model.name + ".report.json"), report_json(model, objects, totals));
+
+  // Everything exists: move it into place.
+  const fs::path out = options.out_dir;
+  fs::create_directories(out / "aotc");
+  PackageResult result;
+  result.library = (out / library.filename()).string();
+  result.header = (out / (model.name + ".h")).string();
+  result.report = (out / (model.name + ".report.json")).string();
+  result.library_bytes = totals.library_bytes;
+  result.summary = report_summary(model, objects, totals);
+  fs::rename(work / "aotc" / "aotc.h", out / "aotc" / "aotc.h");
+  fs::rename(work / (model.name + ".h"), result.header);
+  fs::rename(work / (model.name + ".report.json"), result.report);
+  fs::rename(library, result.library);
+  return result;
+}
+
+}  // namespace aotc

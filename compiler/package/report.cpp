@@ -1,0 +1,85 @@
+// <name>.report.json and the human summary aotc prints: per layer the fused ops,
+// kernel, schedule, FLOPs and bytes; totals for weights, arena, library, time.
+#include "package/report.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <sstream>
+
+namespace aotc {
+
+std::string report_json(const LoweredModel& model, const CompiledObjects& objects, const ReportTotals& totals) {
+  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+  for (const KernelCall& call : model.calls) {
+    const auto k = static_cast<size_t>(call.kernel);
+    layers.push_back({{"layer", call.layer},
+                      {"ops", call.ops},
+                      {"kernel", model.kernels[k].function},
+                      {"schedule", k < objects.schedules.size() ? objects.schedules[k] : ""},
+                      {"flops", call.flops},
+                      {"bytes", call.bytes}});
+  }
+  nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
+  for (size_t k = 0; k < model.kernels.size(); ++k) {
+    kernels.push_back({{"function", model.kernels[k].function},
+                       {"description", model.kernels[k].description},
+                       {"schedule", k < objects.schedules.size() ? objects.schedules[k] : ""},
+                       {"compile_seconds", k < objects.kernel_seconds.size() ? objects.kernel_seconds[k] : 0.0}});
+  }
+  double flops = 0;
+  for (const KernelCall& call : model.calls) flops += call.flops;
+  nlohmann::ordered_json inputs = nlohmann::ordered_json::array(), outputs = nlohmann::ordered_json::array();
+  for (const TensorInfo& t : model.inputs) inputs.push_back({{"name", t.name}, {"shape", t.shape}});
+  for (const TensorInfo& t : model.outputs) outputs.push_back({{"name", t.name}, {"shape", t.shape}});
+  nlohmann::ordered_json report = {
+      {"model", model.name},
+      {"producer", totals.producer},
+      {"target", totals.target},
+      {"inputs", inputs},
+      {"outputs", outputs},
+      {"totals",
+       {{"layers", model.calls.size()},
+        {"kernels", model.kernels.size()},
+        {"flops", flops},
+        {"weight_bytes", model.weights.size()},
+        {"arena_bytes", model.arena_bytes},
+        {"arena_lower_bound_bytes", model.lower_bound_bytes},
+        {"library_bytes", totals.library_bytes},
+        {"compile_seconds", totals.compile_seconds}}},
+      {"layers", layers},
+      {"kernels", kernels},
+  };
+  return report.dump(2) + "\n";
+}
+
+std::string report_summary(const LoweredModel& model, const CompiledObjects& objects, const ReportTotals& totals) {
+  std::ostringstream os;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-36s %-26s %-24s %10s %10s  %s\n", "layer", "ops", "kernel", "MFLOP", "KiB",
+                "schedule");
+  os << line;
+  double flops = 0;
+  for (const KernelCall& call : model.calls) {
+    const auto k = static_cast<size_t>(call.kernel);
+    flops += call.flops;
+    std::snprintf(line, sizeof line, "%-36.36s %-26.26s %-24.24s %10.1f %10.1f  %s\n", call.layer.c_str(),
+                  call.ops.c_str(), model.kernels[k].function.c_str(), call.flops / 1e6,
+                  static_cast<double>(call.bytes) / 1024.0,
+                  k < objects.schedules.size() ? objects.schedules[k].c_str() : "");
+    os << line;
+  }
+  std::snprintf(line, sizeof line,
+                "%zu layers, %zu distinct kernels, %.2f GFLOP; weights %.1f MiB, arena %.1f MiB "
+                "(liveness lower bound %.1f MiB), library %.1f MiB; compiled in %.1f s for %s\n",
+                model.calls.size(), model.kernels.size(), flops / 1e9,
+                static_cast<double>(model.weights.size()) / 1048576.0,
+                static_cast<double>(model.arena_bytes) / 1048576.0,
+                static_cast<double>(model.lower_bound_bytes) / 1048576.0,
+                static_cast<double>(totals.library_bytes) / 1048576.0, totals.compile_seconds,
+                totals.target.c_str());
+  os << line;
+  return os.str();
+}
+
+}  // namespace aotc

@@ -1,0 +1,14 @@
+#include "support/names.h"
+
+#include <cctype>
+
+namespace aotc {
+
+std::string c_identifier(const std::string& name) {
+  std::string id;
+  for (char c : name) id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0]))) id = "m_" + id;
+  return id;
+}
+
+}  // namespace aotc

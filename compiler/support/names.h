@@ -1,0 +1,12 @@
+// Names aotc derives for generated code.
+#pragma once
+
+#include <string>
+
+namespace aotc {
+
+// A C identifier made from `name` ("mobilenet-v2" -> "mobilenet_v2"; a leading
+// digit gets an "m_" prefix).
+std::string c_identifier(const std::string& name);
+
+}  // namespace aotc
