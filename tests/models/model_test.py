@@ -12,6 +12,9 @@ Cases (tests/models/CMakeLists.txt runs each one as a ctest):
                                        them, and PyTorch with them gives the reference output
   --case resnet18-graph                ResNet-18 at 224x224: the optimised graph's structure
   --case unsupported                   modules of unsupported_ops.py are refused with exit 3
+  --case library --model NAME --size S the model compiled by `aotc --emit=lib` into a static
+                                       library, linked into a C program (run_library.c) and run
+                                       on PyTorch's input: its output against PyTorch's
   --case memory-plan                   all seven models at 224x224: the static memory plan of the
                                        optimised graph needs at most 1.05x its liveness lower bound
 
@@ -266,6 +269,29 @@ def case_resnet18_graph(args):
               f"{histogram.get(ops_and_epilogue)}, expected {count}")
 
 
+def case_library(args):
+    import json
+
+    model_fb, ref_dir, out = args.workdir / f"{args.model}.fb", args.workdir / "reference", args.workdir / "lib"
+    shape = [1, 3, args.size, args.size]
+    run([args.exporter, "--model", args.model, "-o", model_fb, "--input-shape", ",".join(map(str, shape)),
+         "--reference", ref_dir])
+    result = run([args.aotc, model_fb, "--emit=lib", "-o", out])
+    print(result.stdout[-3000:])
+    for produced in (f"lib{args.model}.a", f"{args.model}.h", f"{args.model}.report.json", "aotc/aotc.h"):
+        check((out / produced).exists(), f"--emit=lib did not write {produced}")
+    report = json.loads((out / f"{args.model}.report.json").read_text())
+    totals = report["totals"]
+    print(f"compile {totals['compile_seconds']:.1f} s, library {totals['library_bytes'] / 2**20:.1f} MiB, "
+          f"{totals['layers']} layers, {totals['kernels']} kernels")
+    exe = args.workdir / "run_library"
+    # A C program linking only the library, -lpthread and -ldl (and libm, as any C program may).
+    run(["cc", "-std=c11", "-O2", f"-DAOTC_MODEL={args.model}", "-I", out, HERE / "run_library.c",
+         out / f"lib{args.model}.a", "-lpthread", "-ldl", "-lm", "-o", exe])
+    run([exe, args.workdir / "library.bin", ref_dir / "input.bin"])
+    compare("library vs PyTorch", args.workdir / "library.bin", np.fromfile(ref_dir / "output.bin", dtype="<f4"))
+
+
 PLAN_SLACK = 1.05  # arena bytes may exceed the liveness lower bound by at most 5%
 
 
@@ -315,7 +341,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--case", required=True,
                    choices=["model", "module", "state-dict", "resnet18-graph", "unsupported",
-                            "memory-plan"])
+                            "memory-plan", "library"])
     p.add_argument("--aotc", type=Path, required=True)
     p.add_argument("--exporter", type=Path, required=True)
     p.add_argument("--workdir", type=Path, required=True)
@@ -329,7 +355,7 @@ def main():
     args.workdir.mkdir(parents=True, exist_ok=True)
     case = {"model": case_model, "module": case_module, "state-dict": case_state_dict,
             "resnet18-graph": case_resnet18_graph, "unsupported": case_unsupported,
-            "memory-plan": case_memory_plan}[args.case]
+            "memory-plan": case_memory_plan, "library": case_library}[args.case]
     try:
         case(args)
     except TestFailure as e:

@@ -1,0 +1,59 @@
+/* Runs a model library compiled by aotc on raw float32 input files and writes
+ * its outputs, concatenated, to one raw float32 file:
+ *
+ *   run_library OUTPUT.bin INPUT0.bin [INPUT1.bin ...]
+ *
+ * Built per model with -DAOTC_MODEL=<name> against OUT/<name>.h and
+ * OUT/lib<name>.a (tests/models/model_test.py does this). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#define AOTC_STR2(x) #x
+#define AOTC_STR(x) AOTC_STR2(x)
+#define AOTC_CAT3(a, b, c) a##b##c
+#define AOTC_FN(model, suffix) AOTC_CAT3(aotc_, model, suffix)
+
+#include AOTC_STR(AOTC_MODEL.h)
+
+#define NUM_INPUTS (sizeof AOTC_FN(AOTC_MODEL, _inputs) / sizeof AOTC_FN(AOTC_MODEL, _inputs)[0])
+#define NUM_OUTPUTS (sizeof AOTC_FN(AOTC_MODEL, _outputs) / sizeof AOTC_FN(AOTC_MODEL, _outputs)[0])
+
+static float* read_floats(const char* path, int64_t count) {
+  FILE* f = fopen(path, "rb");
+  float* data = malloc((size_t)count * sizeof(float));
+  if (f == NULL || data == NULL || fread(data, sizeof(float), (size_t)count, f) != (size_t)count || fgetc(f) != EOF) {
+    fprintf(stderr, "%s: cannot read %lld floats\n", path, (long long)count);
+    exit(2);
+  }
+  fclose(f);
+  return data;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2 + (int)NUM_INPUTS) {
+    fprintf(stderr, "usage: %s OUTPUT.bin INPUT.bin x %d\n", argv[0], (int)NUM_INPUTS);
+    return 2;
+  }
+  const float* inputs[NUM_INPUTS];
+  float* outputs[NUM_OUTPUTS];
+  for (size_t i = 0; i < NUM_INPUTS; ++i)
+    inputs[i] = read_floats(argv[2 + i], AOTC_FN(AOTC_MODEL, _inputs)[i].elements);
+  for (size_t i = 0; i < NUM_OUTPUTS; ++i)
+    outputs[i] = malloc((size_t)AOTC_FN(AOTC_MODEL, _outputs)[i].elements * sizeof(float));
+  const size_t bytes = AOTC_FN(AOTC_MODEL, _arena_bytes)();
+  /* aligned_alloc wants a multiple of the alignment, and at least one block. */
+  void* arena = aligned_alloc(AOTC_ARENA_ALIGNMENT, (bytes / AOTC_ARENA_ALIGNMENT + 1) * AOTC_ARENA_ALIGNMENT);
+  const int status = AOTC_FN(AOTC_MODEL, _run)(arena, bytes, inputs, outputs);
+  if (status != AOTC_OK) {
+    fprintf(stderr, "run failed: %s\n", aotc_status_message(status));
+    return 1;
+  }
+  FILE* out = fopen(argv[1], "wb");
+  for (size_t i = 0; i < NUM_OUTPUTS; ++i)
+    fwrite(outputs[i], sizeof(float), (size_t)AOTC_FN(AOTC_MODEL, _outputs)[i].elements, out);
+  if (out == NULL || fclose(out) != 0) {
+    fprintf(stderr, "%s: cannot write\n", argv[1]);
+    return 2;
+  }
+  return 0;
+}
