@@ -61,7 +61,7 @@ struct Plan {
   int channel_tile = 1;  // output channels per register tile
   Padding padding = Padding::kNone;
   int64_t chunk = 0;                   // input channels per chunk (the group's all, unless kStagedChunks)
-  int64_t block_o = 0, block_w = 0;    // the accumulator block of kStagedChunks
+  int64_t block_o = 0, block_h = 1, block_w = 0;  // the accumulator block of kStagedChunks
   int staging_lanes = 1;
   int64_t staged_bytes = 0;
 };
@@ -169,21 +169,27 @@ void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& 
     p.padding = Padding::kStagedRows;
     return;
   }
-  // Chunks of input channels, one output row at a time. The accumulator block
-  // is whole rows of as many channel tiles as fit, else a part of one row.
+  // Chunks of input channels. The accumulator block is whole rows of as many
+  // channel tiles as fit, else a part of one row; on narrow rows (deep layers,
+  // where the weights outweigh the activations) whole planes where they fit, so
+  // that a chunk's weights serve every row before the next chunk's are loaded.
   p.tile_rows = 1;
   const int64_t accumulators = kAccumulatorBytes / 4;
   const int64_t tile_row = p.channel_tile * round_up(g.ow, p.tile_w);
-  if (tile_row <= accumulators) {
+  if (p.kind == Plan::Kind::kVectorizeChannels && tile_row * g.oh <= accumulators &&
+      staged_channel_bytes(s, g.oh, g.ow, p.staging_lanes) <= kStagedBytes)
+    p.block_h = g.oh;
+  if (tile_row * p.block_h <= accumulators) {
     p.block_w = g.ow;
-    p.block_o = p.channel_tile * largest_divisor_at_most(g.out_per_group / p.channel_tile, accumulators / tile_row);
+    p.block_o = p.channel_tile *
+                largest_divisor_at_most(g.out_per_group / p.channel_tile, accumulators / (tile_row * p.block_h));
   } else {
     p.block_o = p.channel_tile;
     p.block_w = std::min(g.ow, p.tile_w * std::max<int64_t>(1, accumulators / (p.channel_tile * p.tile_w)));
   }
   while (p.block_w > p.tile_w && staged_channel_bytes(s, 1, p.block_w, p.staging_lanes) > kStagedBytes)
     p.block_w = std::max<int64_t>(p.tile_w, p.block_w - p.tile_w);
-  const int64_t channel_bytes = staged_channel_bytes(s, 1, p.block_w, p.staging_lanes);
+  const int64_t channel_bytes = staged_channel_bytes(s, p.block_h, p.block_w, p.staging_lanes);
   // (The vectorise-channels schedule accumulates whole rows only.)
   if (channel_bytes > kStagedBytes || (p.kind == Plan::Kind::kVectorizeChannels && p.block_w < g.ow)) {
     p.padding = Padding::kBoundsChecked;
@@ -216,8 +222,8 @@ std::string padding_description(const Plan& p) {
     case Padding::kStagedRows: return "padded rows staged (" + kib(p.staged_bytes) + ")";
     case Padding::kStagedChunks:
       return "padded rows staged per " + std::to_string(p.chunk) + " input channels (" + kib(p.staged_bytes) +
-             "), accumulated in blocks of " + std::to_string(p.block_o) + " channels x " + std::to_string(p.block_w) +
-             " pixels";
+             "), accumulated in blocks of " + std::to_string(p.block_o) + " channels x " + std::to_string(p.block_h) +
+             " x " + std::to_string(p.block_w) + " pixels";
     case Padding::kBoundsChecked: return "bounds-checked reads (no staging fits)";
   }
   return "?";
@@ -270,11 +276,12 @@ void schedule_vectorize_channels(ConvFuncs& f, const Plan& p) {
   Halide::Stage tiled = f.output;
   Func tile_owner = f.output;
   if (p.padding == Padding::kStagedChunks) {
-    Var o_in("o_in");
+    Var o_in("o_in"), y_in("y_in"), yb("yb");
     f.output.split(f.o, ob, o_in, static_cast<int>(p.block_o))
-        .reorder(o_in, f.x, ob, f.y, f.n)
+        .split(f.y, yb, y_in, static_cast<int>(p.block_h))
+        .reorder(o_in, f.x, y_in, yb, ob, f.n)
         .vectorize(o_in, p.lanes)
-        .fuse(ob, f.y, rows)
+        .fuse(yb, ob, rows)
         .fuse(rows, f.n, tasks)
         .parallel(tasks);
     f.acc.compute_at(f.output, tasks).reorder_storage(f.o, f.x, f.y, f.n).vectorize(f.o, p.lanes);

@@ -103,6 +103,7 @@ INSTANTIATE_TEST_SUITE_P(Dense, Conv2dKernel, ::testing::Values(
     // padded rows too big for the stack: padding staged per channel chunk
     ConvCase{"chunked_padding", {1, 256, 6, 70}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}},
     ConvCase{"chunked_padding_narrow", {1, 1024, 12, 12}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+    ConvCase{"chunked_padding_planes_batch2", {2, 96, 5, 5}, 32, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}},
     ConvCase{"chunked_padding_rows_split", {1, 8, 3, 300}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}},
     // no staging fits the stack: every read checks its coordinates
     ConvCase{"bounds_checked_dilation40", {1, 4, 90, 100}, 16, {3, 3}, {1, 1}, {40, 40, 40, 40}, {40, 40}}
@@ -166,14 +167,17 @@ TEST(Conv2dSchedule, FollowsTheLayerShape) {
   using ::testing::HasSubstr;
   EXPECT_THAT(schedule({1, 64, 56, 56}, 64, 3, 1),
               AllOf(HasSubstr("vectorize-width: tile 2x16 lanes (w) x 8 channels"), HasSubstr("staged per 8 input channels"),
-                    HasSubstr("blocks of 32 channels x 56 pixels")));
+                    HasSubstr("blocks of 32 channels x 1 x 56 pixels")));
   EXPECT_THAT(schedule({1, 16, 20, 20}, 32, 3, 1), HasSubstr("padded rows staged (6.0 KiB)"));
   EXPECT_THAT(schedule({1, 64, 56, 56}, 256, 1, 0), AllOf(HasSubstr("vectorize-width"), HasSubstr("no padding")));
+  // Deep layers accumulate whole planes: a chunk's weights serve every row.
   EXPECT_THAT(schedule({1, 512, 7, 7}, 512, 3, 1),
-              AllOf(HasSubstr("vectorize-channels: tile 2x16 lanes (o) x 7 pixels"), HasSubstr("staged per 32 input")));
+              AllOf(HasSubstr("vectorize-channels: tile 2x16 lanes (o) x 7 pixels"), HasSubstr("staged per 8 input"),
+                    HasSubstr("blocks of 32 channels x 7 x 7 pixels")));
+  EXPECT_THAT(schedule({1, 256, 14, 14}, 256, 3, 1), HasSubstr("blocks of 128 channels x 1 x 14 pixels"));
   EXPECT_THAT(schedule({1, 24, 7, 7}, 24, 1, 0), HasSubstr("vectorize-width: tile 1x4 lanes"));  // 24 is no 16-block
   EXPECT_THAT(schedule({1, 144, 56, 56}, 144, 3, 1, 144), HasSubstr("depthwise: tile 2x16 lanes (w) x 4 rows"));
-  EXPECT_THAT(schedule({1, 8, 3, 300}, 16, 3, 1), HasSubstr("blocks of 8 channels x 256 pixels"));
+  EXPECT_THAT(schedule({1, 8, 3, 300}, 16, 3, 1), HasSubstr("blocks of 8 channels x 1 x 256 pixels"));
   EXPECT_THAT(schedule({1, 4, 90, 100}, 16, 3, 40, 1, 40), HasSubstr("bounds-checked"));
 }
 
