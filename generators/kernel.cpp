@@ -124,7 +124,10 @@ std::string schedule_pointwise(Halide::Func& output, const Shape& shape, bool fu
   }
   if (dims.empty()) return "scalar";
   const int lanes = lanes_for_extent(inner, native_lanes(target));
-  if (lanes > 1) output.vectorize(dims[0], lanes);
+  // GuardWithIf, not the default ShiftInwards: a shifted tail recomputes
+  // elements, which is wrong when the output overwrites an input in place
+  // (the memory planner relies on this: compiler/plan/memory_plan.cpp).
+  if (lanes > 1) output.vectorize(dims[0], lanes, Halide::TailStrategy::GuardWithIf);
   description += "vec" + std::to_string(lanes);
   if (dims.size() >= 2) {
     // Parallel over everything outside the vectorised run.

@@ -24,17 +24,15 @@ bool is_alias_op(OpKind op) {
   return op == OpKind::Reshape || op == OpKind::Flatten || op == OpKind::Dropout;
 }
 
-// Whether `node` reads inputs[index] only at the element it is about to write
-// (so the output may overwrite that input as it goes), given equal element counts.
+// Whether `node` may write its output over inputs[index] (equal element counts
+// given): it must read that input only at the element it writes, and its kernel
+// must write each element once. The elementwise generator guards its vector
+// tails for exactly this reason (generators/kernel.cpp, schedule_pointwise);
+// conv/linear/pool kernels may recompute tile edges (Halide's ShiftInwards
+// tails), re-reading an operand after it was overwritten, so their fused
+// epilogue operands are never overwritten in place.
 bool reads_elementwise(const Node& node, size_t index) {
-  if (index >= node.op_operand_count()) {
-    // Epilogue operands: add/mul are elementwise, affine's are per channel.
-    for (const PostOp& p : node.epilogue)
-      if ((p.kind == PostOpKind::kAdd || p.kind == PostOpKind::kMul) &&
-          p.input == static_cast<int>(index))
-        return true;
-    return false;
-  }
+  if (index >= node.op_operand_count()) return false;
   switch (node.op) {
     case OpKind::Relu:
     case OpKind::Clamp:

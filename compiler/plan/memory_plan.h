@@ -9,10 +9,11 @@
 //   a step the node's inputs and outputs are all live.
 // - Aliases: the output of reshape/flatten/dropout shares its input's bytes (no
 //   copy), when the input is itself planned.
-// - In place: a node may write its output over an input it reads only
-//   elementwise (relu, clamp, hardswish, sigmoid, affine, batch_norm, add, mul,
-//   and the operand of a fused add/mul post-op) with as many elements, when that
-//   input's bytes are read by nothing after this node.
+// - In place: an elementwise node (relu, clamp, hardswish, sigmoid, affine,
+//   batch_norm, add, mul) may write its output over an input with as many
+//   elements that it reads elementwise, when that input's bytes are read by
+//   nothing after this node. (Not over a fused epilogue operand of a conv or
+//   linear: their kernels may recompute tile edges.)
 // - Tensors sharing bytes form one slot whose lifetime is the union of theirs.
 //   Slots are placed greedily, largest first, at the lowest aligned offset free
 //   for their whole lifetime (tflite-micro's GreedyMemoryPlanner, hannk's
