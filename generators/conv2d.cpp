@@ -29,11 +29,8 @@ constexpr int64_t kChannelBlocksPerTile = 2;
 constexpr int kMaxRowVectors = 2;
 // Most output rows in one depthwise register tile (they share input rows).
 constexpr int kMaxDepthwiseRows = 4;
-// Halide keeps constant-size buffers of up to 16 KiB on the stack and moves
-// larger ones to the heap (halide_malloc, once per parallel task), which a
-// kernel must never call. So the staged padded input and the accumulator
-// block of a chunked conv get 8 KiB each.
-constexpr int64_t kStagedBytes = 8 * 1024;
+// The accumulator block of a conv whose padded input is staged in chunks of
+// channels: like the staged input, it must stay on the stack (kernel.h).
 constexpr int64_t kAccumulatorBytes = 8 * 1024;
 
 struct Geometry {
@@ -159,13 +156,13 @@ void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& 
   p.staging_lanes = lanes_for_extent(input_width(s, g.ow), native);
   if (p.kind == Plan::Kind::kDepthwise) {
     // One channel at a time: fewer rows per tile until they fit.
-    while (p.tile_rows > 1 && staged_channel_bytes(s, p.tile_rows, g.ow, p.staging_lanes) > kStagedBytes) --p.tile_rows;
+    while (p.tile_rows > 1 && staged_channel_bytes(s, p.tile_rows, g.ow, p.staging_lanes) > kMaxStagedBytes) --p.tile_rows;
     p.staged_bytes = staged_channel_bytes(s, p.tile_rows, g.ow, p.staging_lanes);
-    p.padding = p.staged_bytes <= kStagedBytes ? Padding::kStagedRows : Padding::kBoundsChecked;
+    p.padding = p.staged_bytes <= kMaxStagedBytes ? Padding::kStagedRows : Padding::kBoundsChecked;
     return;
   }
   p.staged_bytes = g.c * staged_channel_bytes(s, p.tile_rows, g.ow, p.staging_lanes);
-  if (p.staged_bytes <= kStagedBytes) {
+  if (p.staged_bytes <= kMaxStagedBytes) {
     p.padding = Padding::kStagedRows;
     return;
   }
@@ -177,7 +174,7 @@ void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& 
   const int64_t accumulators = kAccumulatorBytes / 4;
   const int64_t tile_row = p.channel_tile * round_up(g.ow, p.tile_w);
   if (p.kind == Plan::Kind::kVectorizeChannels && tile_row * g.oh <= accumulators &&
-      staged_channel_bytes(s, g.oh, g.ow, p.staging_lanes) <= kStagedBytes)
+      staged_channel_bytes(s, g.oh, g.ow, p.staging_lanes) <= kMaxStagedBytes)
     p.block_h = g.oh;
   if (tile_row * p.block_h <= accumulators) {
     p.block_w = g.ow;
@@ -187,16 +184,16 @@ void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& 
     p.block_o = p.channel_tile;
     p.block_w = std::min(g.ow, p.tile_w * std::max<int64_t>(1, accumulators / (p.channel_tile * p.tile_w)));
   }
-  while (p.block_w > p.tile_w && staged_channel_bytes(s, 1, p.block_w, p.staging_lanes) > kStagedBytes)
+  while (p.block_w > p.tile_w && staged_channel_bytes(s, 1, p.block_w, p.staging_lanes) > kMaxStagedBytes)
     p.block_w = std::max<int64_t>(p.tile_w, p.block_w - p.tile_w);
   const int64_t channel_bytes = staged_channel_bytes(s, p.block_h, p.block_w, p.staging_lanes);
   // (The vectorise-channels schedule accumulates whole rows only.)
-  if (channel_bytes > kStagedBytes || (p.kind == Plan::Kind::kVectorizeChannels && p.block_w < g.ow)) {
+  if (channel_bytes > kMaxStagedBytes || (p.kind == Plan::Kind::kVectorizeChannels && p.block_w < g.ow)) {
     p.padding = Padding::kBoundsChecked;
     return;
   }
   p.padding = Padding::kStagedChunks;
-  p.chunk = largest_divisor_at_most(g.in_per_group, kStagedBytes / channel_bytes);
+  p.chunk = largest_divisor_at_most(g.in_per_group, kMaxStagedBytes / channel_bytes);
   p.staged_bytes = p.chunk * channel_bytes;
 }
 

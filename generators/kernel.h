@@ -58,6 +58,12 @@ struct PackedWeights {
 
 // ---- Helpers for the generators -------------------------------------------------
 
+// Halide keeps constant-size buffers of up to 16 KiB on the stack and silently
+// moves larger "stack" buffers to the heap (halide_malloc, once per parallel
+// task), which a kernel must never call. A schedule stages at most this much
+// in one buffer, leaving room for a second buffer and the register tiles.
+constexpr int64_t kMaxStagedBytes = 8 * 1024;
+
 // Throws std::invalid_argument(message) unless `condition` holds.
 void require(bool condition, const std::string& message);
 
@@ -101,7 +107,8 @@ std::string schedule_pointwise(Halide::Func& output, const Shape& shape, bool fu
                                const Halide::Target& target);
 
 // Schedules `staged` (computed at some loop of a consumer) into a stack
-// buffer whose rows start on a vector boundary, vectorised along dim 0.
+// buffer whose rows start on a vector boundary, vectorised along dim 0. The
+// caller keeps the buffer within kMaxStagedBytes.
 // Aligned rows are needed, not just faster: Halide 14 turns strided loads
 // from internal buffers into aligned dense loads, which faulted on rows of
 // odd length (stride-2 kernels).

@@ -20,7 +20,7 @@ struct Pool2dFuncs {
   Func window{"window"};  // the window's reduction, before the divisor and epilogue
   Func source{"source"};  // the input, padded where windows reach outside it
   Halide::RDom r;         // the window: r.x along the row, r.y across rows
-  bool staged = false;    // source is a padded copy staged per output row
+  bool padded = false;    // some window reaches outside the input
 };
 
 void require_valid(const Pool2dSpec& s) {
@@ -42,14 +42,22 @@ bool reads_outside(int64_t in, int64_t out, int kernel, int stride, int pad_begi
   return pad_begin > 0 || (out - 1) * stride - pad_begin + int64_t{dilation} * (kernel - 1) >= in;
 }
 
+// Bytes of the padded input rows one output row of windows reads (rows
+// padded to whole vectors, as stage_on_stack stores them).
+int64_t staged_row_bytes(const Pool2dSpec& s, int lanes) {
+  const int64_t rows = int64_t{s.dilation[0]} * (s.kernel[0] - 1) + 1;
+  const int64_t width = (s.output_shape[3] - 1) * s.stride[1] + int64_t{s.dilation[1]} * (s.kernel[1] - 1) + 1;
+  return rows * ((width + lanes - 1) / lanes * lanes) * 4;
+}
+
 // Max and average pooling over a fixed window.
 Expr window_pool(const Pool2dSpec& s, const Halide::ImageParam& input, Pool2dFuncs& f) {
   const int64_t h = s.input_shape[2], w = s.input_shape[3];
   const bool is_max = s.kind == Pool2dSpec::Kind::kMax;
   const float outside = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
-  f.staged = reads_outside(h, s.output_shape[2], s.kernel[0], s.stride[0], s.pad[0], s.dilation[0]) ||
+  f.padded = reads_outside(h, s.output_shape[2], s.kernel[0], s.stride[0], s.pad[0], s.dilation[0]) ||
              reads_outside(w, s.output_shape[3], s.kernel[1], s.stride[1], s.pad[1], s.dilation[1]);
-  if (f.staged)
+  if (f.padded)
     f.source = Halide::BoundaryConditions::constant_exterior(input, outside,
                                                             {{0, static_cast<int>(w)}, {0, static_cast<int>(h)}});
   else
@@ -135,13 +143,17 @@ Kernel pool2d(const Pool2dSpec& spec, const Halide::Target& target) {
     f.window.update().vectorize(f.x);
   }
   if (*Halide::Internal::as_const_int(f.r.x.extent()) <= kMaxUnrolledTaps) f.window.update().unroll(f.r.x);
-  if (f.staged) {
+  // The padded input rows one output row reads, staged where they fit the
+  // stack; else every read checks its coordinates.
+  std::string padding = f.padded ? ", bounds-checked reads" : "";
+  if (f.padded && staged_row_bytes(spec, lanes) <= kMaxStagedBytes) {
     f.source.compute_at(output, f.y);
     stage_on_stack(f.source, lanes);
+    padding = ", padded rows staged";
   }
   kernel.output = output;
   kernel.schedule = std::string("pool2d ") + kind_name(spec.kind) + ": vec" + std::to_string(lanes) +
-                    "(w), parallel(n*c)" + (f.staged ? ", padded rows on stack" : "") +
+                    "(w), parallel(n*c)" + padding +
                     (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));
   return kernel;
 }

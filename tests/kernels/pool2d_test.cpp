@@ -76,7 +76,9 @@ INSTANTIATE_TEST_SUITE_P(Max, Pool2dKernel, ::testing::Values(
     PoolCase{"asymmetric_pad", OpKind::MaxPool2d, {1, 3, 11, 19}, {3, 2}, {1, 2}, {0, 1, 2, 0}},
     PoolCase{"dilation2_ceil", OpKind::MaxPool2d, {1, 3, 17, 20}, {3, 3}, {2, 1}, {1, 1, 1, 1}, {2, 2}, true},
     PoolCase{"narrow_width5", OpKind::MaxPool2d, {1, 6, 9, 5}, {3, 3}, {1, 1}, {1, 1, 1, 1}},
-    PoolCase{"stride1_same", OpKind::MaxPool2d, {1, 4, 14, 14}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false, true, {1, 1}, {relu()}}
+    PoolCase{"stride1_same", OpKind::MaxPool2d, {1, 4, 14, 14}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false, true, {1, 1}, {relu()}},
+    // padded rows too wide to stage on the stack: bounds-checked reads
+    PoolCase{"very_wide_rows", OpKind::MaxPool2d, {1, 2, 5, 2100}, {3, 3}, {1, 1}, {1, 1, 1, 1}}
 ), [](const auto& info) { return info.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(Average, Pool2dKernel, ::testing::Values(
