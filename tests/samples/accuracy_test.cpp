@@ -1,0 +1,62 @@
+// Runs all 10,000 Fashion-MNIST test images through the compiled library, with the
+// samples' own preprocessing, and compares with PyTorch (tools/train-fashion-mnist):
+//   - accuracy within 0.1 percentage point of the accuracy PyTorch recorded;
+//   - top-1 label equal to PyTorch's on >= 99.9% of the images.
+//
+// usage: accuracy_test DATASET_DIR PYTORCH_PREDICTIONS.bin PYTORCH_ACCURACY_PERCENT
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+
+#include "fashion_mnist_idx.h"
+#include "fashion_mnist_sample.h"
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s DATASET_DIR PYTORCH_PREDICTIONS.bin PYTORCH_ACCURACY_PERCENT\n", argv[0]);
+    return 2;
+  }
+  const FashionMnistTestSet test_set = read_test_set(argv[1]);
+  std::ifstream predictions_file(argv[2], std::ios::binary);
+  const std::vector<uint8_t> pytorch(std::istreambuf_iterator<char>(predictions_file), {});
+  const double pytorch_accuracy = std::atof(argv[3]);
+  if (pytorch.size() != test_set.size()) {
+    std::fprintf(stderr, "%s has %zu labels, the test set %zu images\n", argv[2], pytorch.size(), test_set.size());
+    return 2;
+  }
+
+  alignas(fashion_mnist::kArenaAlignment) static uint8_t arena[fashion_mnist::kArenaBytes];
+  fashion_mnist::Model model(arena, sizeof(arena));
+  float input[fashion_sample::kSide * fashion_sample::kSide];
+  float logits[fashion_mnist_info::kNumLabels];
+  size_t correct = 0, agree = 0;
+  for (size_t i = 0; i < test_set.size(); ++i) {
+    const cv::Mat image(28, 28, CV_8UC1, const_cast<uint8_t*>(test_set.image(i)));
+    fashion_sample::preprocess(image, /*invert=*/false, input);
+    const aotc::Status status = model.run(input, logits);
+    if (status != aotc::Status::kOk) {
+      std::fprintf(stderr, "image %zu: %s %s\n", i, aotc::message(status), model.last_error());
+      return 1;
+    }
+    const int label = fashion_sample::top_k(logits, 1)[0].label;
+    correct += label == test_set.labels[i];
+    agree += label == pytorch[i];
+  }
+
+  const double n = static_cast<double>(test_set.size());
+  const double accuracy = 100.0 * correct / n, agreement = 100.0 * agree / n;
+  std::printf("%zu images: accuracy %.2f%% (PyTorch %.2f%%), top-1 equal to PyTorch's on %.2f%% (%zu differ)\n",
+              test_set.size(), accuracy, pytorch_accuracy, agreement, test_set.size() - agree);
+  bool ok = true;
+  if (std::fabs(accuracy - pytorch_accuracy) > 0.1) {
+    std::printf("FAIL: accuracy differs from PyTorch's by more than 0.1 percentage point\n");
+    ok = false;
+  }
+  if (agreement < 99.9) {
+    std::printf("FAIL: top-1 agrees with PyTorch on fewer than 99.9%% of the images\n");
+    ok = false;
+  }
+  return ok ? 0 : 1;
+}
