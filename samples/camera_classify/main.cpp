@@ -4,6 +4,7 @@
 // Per frame it prints the top-k labels with softmax scores and the latency (the
 // model alone, and with preprocessing); at the end the overall frames per second.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -187,8 +188,10 @@ int main(int argc, char** argv) {
   FrameSource source(options);
 
   fashion_mnist::Model model(arena, sizeof(arena));
-  if (model.status() != aotc::Status::kOk || fashion_mnist::Model::set_num_threads(options.threads) != aotc::Status::kOk) {
-    std::fprintf(stderr, "camera_classify: cannot set up the model: %s\n", aotc::message(model.status()));
+  aotc::Status status = model.status();
+  if (status == aotc::Status::kOk) status = fashion_mnist::Model::set_num_threads(options.threads);
+  if (status != aotc::Status::kOk) {
+    std::fprintf(stderr, "camera_classify: cannot set up the model: %s\n", aotc::message(status));
     return 3;
   }
 
@@ -203,7 +206,7 @@ int main(int argc, char** argv) {
     const Clock::time_point t0 = Clock::now();
     fashion_sample::preprocess(frame, options.invert, input);
     const Clock::time_point t1 = Clock::now();
-    const aotc::Status status = model.run(input, logits);
+    status = model.run(input, logits);
     const Clock::time_point t2 = Clock::now();
     if (status != aotc::Status::kOk) {
       std::fprintf(stderr, "camera_classify: the model failed: %s %s\n", aotc::message(status), model.last_error());
