@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
   if (frames == 0) source_error("no frame could be read from " + source.description());
-  std::printf("%ld frames in %.3f s: %.1f FPS (reading included); mean per frame: model %.3f ms, total %.3f ms\n",
-              frames, seconds, frames / seconds, model_ms_sum / frames, total_ms_sum / frames);
+  std::printf("%ld frame%s in %.3f s: %.1f FPS (reading included); mean per frame: model %.3f ms, total %.3f ms\n",
+              frames, frames == 1 ? "" : "s", seconds, frames / seconds, model_ms_sum / frames, total_ms_sum / frames);
   return 0;
 }
