@@ -16,7 +16,7 @@ std::string upper(std::string s) {
 std::string tensor_infos(const std::vector<TensorInfo>& tensors) {
   std::ostringstream os;
   for (const TensorInfo& t : tensors) {
-    os << "    {\"" << t.name << "\", " << t.shape.size() << ", {";
+    os << "    {" << c_string_literal(t.name) << ", AOTC_FLOAT32, " << t.shape.size() << ", {";
     for (size_t i = 0; i < t.shape.size(); ++i) os << (i ? ", " : "") << t.shape[i];
     os << "}, " << num_elements(t.shape) << "},\n";
   }

@@ -25,15 +25,6 @@ std::string dims_initialiser(const Shape& shape) {
   return os.str();
 }
 
-std::string escaped(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
-}
-
 std::string host_pointer(const BufferRef& ref) {
   switch (ref.source) {
     case BufferRef::Source::kArena: return "arena + " + std::to_string(ref.offset);
@@ -146,13 +137,13 @@ extern "C" {
      << "  (void)arena;\n  (void)weights;\n"
      << "  halide_buffer_t b[" << max_args << "];\n";
   for (const KernelCall& call : model.calls) {
-    os << "\n  // " << call.layer << ": " << call.ops << "\n";
+    os << "\n  // " << c_string_literal(call.layer) << ": " << call.ops << "\n";
     for (size_t a = 0; a < call.args.size(); ++a) {
       const BufferRef& ref = call.args[a];
       os << "  bind(b[" << a << "], " << host_pointer(ref) << ", dims_" << dims_index.at(ref.shape) << ", "
          << ref.shape.size() << ");\n";
     }
-    os << "  if (!run_layer(context, \"" << escaped(call.layer) << "\", [&] { return "
+    os << "  if (!run_layer(context, " << c_string_literal(call.layer) << ", [&] { return "
        << model.kernels[static_cast<size_t>(call.kernel)].function << "(context";
     for (size_t a = 0; a < call.args.size(); ++a) os << ", &b[" << a << "]";
     os << "); })) return AOTC_ERROR_KERNEL_FAILED;\n";

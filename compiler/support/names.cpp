@@ -11,4 +11,17 @@ std::string c_identifier(const std::string& name) {
   return id;
 }
 
+std::string c_string_literal(const std::string& text) {
+  std::string literal = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') literal += '\\';
+    if (c == '\n') {
+      literal += "\\n";
+      continue;
+    }
+    literal += c;
+  }
+  return literal + "\"";
+}
+
 }  // namespace aotc

@@ -9,4 +9,7 @@ namespace aotc {
 // digit gets an "m_" prefix).
 std::string c_identifier(const std::string& name);
 
+// `text` as a C/C++ string literal, quotes included ("a\"b").
+std::string c_string_literal(const std::string& text);
+
 }  // namespace aotc

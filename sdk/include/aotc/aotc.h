@@ -68,9 +68,15 @@ typedef struct aotc_context {
   char error[256];
 } aotc_context;
 
-/* A tensor's name and shape, as constants in each model's header. */
+/* Element types of model inputs and outputs. */
+typedef enum aotc_dtype {
+  AOTC_FLOAT32 = 0
+} aotc_dtype;
+
+/* A tensor's name, element type and shape, as constants in each model's header. */
 typedef struct aotc_tensor_info {
   const char* name;
+  aotc_dtype dtype;
   int rank;
   int64_t shape[8];
   int64_t elements;
