@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "frontends/aotc_fb/aotc_fb_reader.h"
+#include "frontends/tflite/tflite_reader.h"
 #include "ir/parser.h"
 #include "support/error.h"
 
@@ -71,8 +72,7 @@ bool has_file_identifier(const std::vector<uint8_t>& bytes, const char (&identif
 Graph load_model(const std::string& path) {
   const std::vector<uint8_t> bytes = read_file(path);
   if (ends_with(path, ".air")) return parse_graph(std::string(bytes.begin(), bytes.end()), path);
-  if (has_file_identifier(bytes, "TFL3"))
-    fail(ExitCode::kUnsupported, path, ": TensorFlow Lite models are not supported yet");
+  if (has_file_identifier(bytes, "TFL3")) return read_tflite_model(bytes.data(), bytes.size(), path);
   // Anything else must be an aotc model; the reader says why if it is not.
   return read_aotc_model(bytes.data(), bytes.size(), path);
 }

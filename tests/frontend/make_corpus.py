@@ -391,8 +391,9 @@ def byte_mutations(valid, api):
          'not an aotc model (file identifier "ABCD", expected "AOTC")'),
         ("binary_identifier", valid[:4] + b"\x00\x01\xfe\"" + valid[8:], INVALID_MODEL,
          'file identifier "\\x00\\x01\\xfe\\x22"'),
-        ("tflite_identifier", valid[:4] + b"TFL3" + valid[8:], UNSUPPORTED,
-         "TensorFlow Lite models are not supported yet"),
+        # the TensorFlow Lite reader gets it and finds it is no TFLite model;
+        ("tflite_identifier", valid[:4] + b"TFL3" + valid[8:], INVALID_MODEL,
+         "corrupt TensorFlow Lite model"),
         # Single-bit flips, each at a field chosen for a known outcome:
         # the root offset grows by 16 KiB, past the end of the file;
         ("bitflip_root_offset", flip(valid, 1, 6), INVALID_MODEL, corrupt),

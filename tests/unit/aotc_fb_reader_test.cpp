@@ -408,7 +408,7 @@ TEST_F(LoadModel, ReportsIoErrorsWithThePath) {
 TEST_F(LoadModel, DispatchesOnTheFileIdentifier) {
   std::vector<uint8_t> tflite = conv_relu().build();
   std::memcpy(tflite.data() + 4, "TFL3", 4);
-  expect_fails(write("m.tflite", tflite), ExitCode::kUnsupported, "TensorFlow Lite models are not supported yet");
+  expect_fails(write("m.tflite", tflite), ExitCode::kInvalidModel, "corrupt TensorFlow Lite model");
   expect_fails(write("text.fb", {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd'}), ExitCode::kInvalidModel,
                "not an aotc model (file identifier \"o wo\", expected \"AOTC\")");
 }

@@ -1,0 +1,266 @@
+// Tests of the TensorFlow Lite reader on small models built here with the
+// generated C++ API (the only file besides the reader that includes it). The
+// real MediaPipe models are checked in tests/tflite/.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "frontends/tflite/tflite_reader.h"
+#include "schemas/tflite_generated.h"
+#include "support/error.h"
+
+namespace aotc {
+namespace {
+
+using flatbuffers::FlatBufferBuilder;
+using tfl::BuiltinOperator;
+using tfl::TensorType;
+
+struct TensorSpec {
+  std::vector<int32_t> shape;
+  TensorType type = TensorType::FLOAT32;
+  uint32_t buffer = 0;
+  bool quantized = false;
+};
+
+struct OpCodeSpec {
+  int8_t deprecated_code;
+  BuiltinOperator code;
+  std::string custom;
+};
+
+struct OperatorSpec {
+  uint32_t opcode_index;
+  std::vector<int32_t> inputs, outputs;
+};
+
+// A TFLite model as plain data; build() serialises it exactly as given, broken or not.
+struct ModelSpec {
+  std::vector<TensorSpec> tensors;
+  std::vector<std::vector<uint8_t>> buffers{{}};  // [0]: the empty sentinel
+  std::vector<OpCodeSpec> opcodes;
+  std::vector<OperatorSpec> operators;
+  std::vector<int32_t> inputs, outputs;
+  int subgraph_count = 1;
+
+  int32_t tensor(std::vector<int32_t> shape, TensorType type = TensorType::FLOAT32) {
+    tensors.push_back({std::move(shape), type});
+    return static_cast<int32_t>(tensors.size() - 1);
+  }
+  int32_t constant(std::vector<int32_t> shape, size_t bytes, TensorType type = TensorType::FLOAT32) {
+    buffers.emplace_back(bytes, uint8_t{1});
+    tensors.push_back({std::move(shape), type, static_cast<uint32_t>(buffers.size() - 1)});
+    return static_cast<int32_t>(tensors.size() - 1);
+  }
+  // A builtin op code as current converters write it: the byte saturates at 127
+  // (PLACEHOLDER_FOR_GREATER_OP_CODES), the int holds the code.
+  uint32_t builtin(BuiltinOperator code) {
+    opcodes.push_back({static_cast<int8_t>(std::min(static_cast<int>(code), 127)), code, ""});
+    return static_cast<uint32_t>(opcodes.size() - 1);
+  }
+  uint32_t custom(const std::string& name) {
+    opcodes.push_back({static_cast<int8_t>(BuiltinOperator::CUSTOM), BuiltinOperator::CUSTOM, name});
+    return static_cast<uint32_t>(opcodes.size() - 1);
+  }
+  int32_t op(uint32_t opcode, std::vector<int32_t> op_inputs, std::vector<int32_t> output_shape) {
+    const int32_t out = tensor(std::move(output_shape));
+    operators.push_back({opcode, std::move(op_inputs), {out}});
+    return out;
+  }
+
+  std::vector<uint8_t> build() const {
+    FlatBufferBuilder b;
+    std::vector<flatbuffers::Offset<tfl::Buffer>> fb_buffers;
+    for (const auto& data : buffers) fb_buffers.push_back(tfl::CreateBufferDirect(b, data.empty() ? nullptr : &data));
+    std::vector<flatbuffers::Offset<tfl::Tensor>> fb_tensors;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const TensorSpec& t = tensors[i];
+      const std::vector<float> scale{0.5f};
+      const std::vector<int64_t> zero_point{0};
+      const auto quantization =
+          t.quantized ? tfl::CreateQuantizationParametersDirect(b, nullptr, nullptr, &scale, &zero_point) : 0;
+      const std::string name = "t" + std::to_string(i);
+      fb_tensors.push_back(tfl::CreateTensorDirect(b, &t.shape, t.type, t.buffer, name.c_str(), quantization));
+    }
+    std::vector<flatbuffers::Offset<tfl::Operator>> fb_operators;
+    for (const OperatorSpec& o : operators)
+      fb_operators.push_back(tfl::CreateOperatorDirect(b, o.opcode_index, &o.inputs, &o.outputs));
+    std::vector<flatbuffers::Offset<tfl::SubGraph>> subgraphs;
+    for (int i = 0; i < subgraph_count; ++i)
+      subgraphs.push_back(tfl::CreateSubGraphDirect(b, &fb_tensors, &inputs, &outputs, &fb_operators, "main"));
+    std::vector<flatbuffers::Offset<tfl::OperatorCode>> fb_codes;
+    for (const OpCodeSpec& c : opcodes)
+      fb_codes.push_back(
+          tfl::CreateOperatorCodeDirect(b, c.deprecated_code, c.custom.empty() ? nullptr : c.custom.c_str(), 1, c.code));
+    b.Finish(tfl::CreateModelDirect(b, 3, &fb_codes, &subgraphs, "test", &fb_buffers), tfl::ModelIdentifier());
+    return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
+  }
+};
+
+// input [1,8,8,3] -> CONV_2D (float16 weights through DEQUANTIZE) -> RELU -> output.
+ModelSpec tiny_model() {
+  ModelSpec m;
+  const int32_t x = m.tensor({1, 8, 8, 3});
+  const int32_t w16 = m.constant({4, 3, 3, 3}, 4 * 3 * 3 * 3 * 2, TensorType::FLOAT16);
+  const int32_t bias = m.constant({4}, 4 * 4);
+  const int32_t w = m.op(m.builtin(BuiltinOperator::DEQUANTIZE), {w16}, {4, 3, 3, 3});
+  const int32_t conv = m.op(m.builtin(BuiltinOperator::CONV_2D), {x, w, bias}, {1, 8, 8, 4});
+  const int32_t relu = m.op(m.builtin(BuiltinOperator::RELU), {conv}, {1, 8, 8, 4});
+  m.inputs = {x};
+  m.outputs = {relu};
+  return m;
+}
+
+// The UserError that reading `bytes` throws; fails the test if none is thrown.
+UserError read_error(const std::vector<uint8_t>& bytes) {
+  try {
+    read_tflite_model(bytes.data(), bytes.size(), "m.tflite");
+  } catch (const UserError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no UserError";
+  return UserError(ExitCode::kOk, "");
+}
+
+void expect_error(const ModelSpec& m, ExitCode code, const std::string& fragment) {
+  const UserError e = read_error(m.build());
+  EXPECT_EQ(e.code(), code) << e.what();
+  EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+}
+
+TEST(TfliteReader, ValidTinyModelIsRecognisedWithItsCensus) {
+  expect_error(tiny_model(), ExitCode::kUnsupported,
+               "m.tflite: TensorFlow Lite graphs are recognised but not yet lowered to the IR "
+               "(3 operators: CONV_2D x1, DEQUANTIZE x1, RELU x1)");
+}
+
+TEST(TfliteReader, TruncatedBytesAreInvalidAtEveryLength) {
+  const std::vector<uint8_t> bytes = tiny_model().build();
+  for (size_t size = 0; size < bytes.size(); size += 7) {
+    const UserError e = read_error({bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(size)});
+    EXPECT_EQ(e.code(), ExitCode::kInvalidModel) << "size " << size << ": " << e.what();
+  }
+}
+
+TEST(TfliteReader, UnalignedBufferReadsTheSame) {
+  const std::vector<uint8_t> bytes = tiny_model().build();
+  std::vector<uint8_t> shifted(bytes.size() + 1);
+  std::memcpy(shifted.data() + 1, bytes.data(), bytes.size());
+  try {
+    read_tflite_model(shifted.data() + 1, bytes.size(), "m.tflite");
+    FAIL() << "no UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("recognised but not yet lowered"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TfliteReader, BadTensorIndex) {
+  ModelSpec m = tiny_model();
+  m.operators[1].inputs[0] = 42;
+  expect_error(m, ExitCode::kInvalidModel, "operator #1 (CONV_2D) input 0 refers to tensor 42 but the subgraph has 6 tensors");
+  m = tiny_model();
+  m.outputs = {-1};
+  expect_error(m, ExitCode::kInvalidModel, "subgraph outputs refers to tensor -1");
+}
+
+TEST(TfliteReader, OptionalInputMinusOneIsAccepted) {
+  ModelSpec m = tiny_model();
+  m.operators[1].inputs[2] = -1;  // a conv without bias
+  expect_error(m, ExitCode::kUnsupported, "recognised but not yet lowered");
+}
+
+TEST(TfliteReader, BadOpcodeIndex) {
+  ModelSpec m = tiny_model();
+  m.operators[2].opcode_index = 3;
+  expect_error(m, ExitCode::kInvalidModel, "operator #2 has op code index 3 but the model has 3 op codes");
+}
+
+TEST(TfliteReader, BadBufferIndexAndSize) {
+  ModelSpec m = tiny_model();
+  m.tensors[2].buffer = 9;
+  expect_error(m, ExitCode::kInvalidModel, "tensor #2 't2' refers to buffer 9 but the model has 3 buffers");
+  m = tiny_model();
+  m.buffers[2].pop_back();  // bias [4] float32 needs 16 bytes
+  expect_error(m, ExitCode::kInvalidModel, "tensor #2 't2' holds 15 bytes of data but its shape and type (FLOAT32) need 16");
+  m = tiny_model();
+  m.buffers[1].resize(4 * 3 * 3 * 3 * 4);  // float16 weights sized as float32
+  expect_error(m, ExitCode::kInvalidModel, "(FLOAT16) need 216");
+}
+
+TEST(TfliteReader, InsaneShapes) {
+  ModelSpec m = tiny_model();
+  m.tensors[0].shape = {1, -8, 8, 3};
+  expect_error(m, ExitCode::kInvalidModel, "tensor #0 't0' has a negative dimension -8");
+  m = tiny_model();
+  m.tensors[0].shape = {65536, 65536, 1, 1};
+  expect_error(m, ExitCode::kInvalidModel, "tensor #0 't0' has more than 2^31 elements");
+}
+
+TEST(TfliteReader, DefinitionOrder) {
+  ModelSpec m = tiny_model();
+  std::swap(m.operators[1], m.operators[2]);  // RELU before the CONV_2D it reads
+  expect_error(m, ExitCode::kInvalidModel, "operator #1 (RELU) reads tensor #4 't4' before any operator writes it");
+  m = tiny_model();
+  m.operators[2].outputs = {m.operators[1].outputs[0]};
+  expect_error(m, ExitCode::kInvalidModel, "operator #2 (RELU) writes tensor #4 't4', which is already defined");
+}
+
+TEST(TfliteReader, MoreThanOneSubgraphIsUnsupported) {
+  ModelSpec m = tiny_model();
+  m.subgraph_count = 2;
+  expect_error(m, ExitCode::kUnsupported, "m.tflite: the model has 2 subgraphs");
+}
+
+TEST(TfliteReader, UnsupportedOperatorsAreListedWithCounts) {
+  ModelSpec m = tiny_model();
+  const uint32_t quantize = m.builtin(BuiltinOperator::QUANTIZE);
+  const uint32_t foo = m.custom("foo");
+  const uint32_t gelu = m.builtin(BuiltinOperator::GELU);  // 150: only in builtin_code
+  int32_t t = m.outputs[0];
+  for (uint32_t code : {quantize, foo, quantize, gelu}) t = m.op(code, {t}, {1, 8, 8, 4});
+  m.outputs = {t};
+  expect_error(m, ExitCode::kUnsupported,
+               "m.tflite: unsupported TensorFlow Lite operators: QUANTIZE x2, CUSTOM(foo) x1, GELU x1 (supported: ADD, "
+               "AVERAGE_POOL_2D, CONCATENATION, CONV_2D, DEPTHWISE_CONV_2D, DEPTH_TO_SPACE, DEQUANTIZE, ");
+  expect_error(m, ExitCode::kUnsupported, ", DENSIFY, CUSTOM(Convolution2DTransposeBias))");
+}
+
+TEST(TfliteReader, EffectiveCodeIsTheLargerOfDeprecatedAndNewCode) {
+  // An old converter writes only the byte (builtin_code stays 0 = ADD).
+  ModelSpec m = tiny_model();
+  m.opcodes[2] = {static_cast<int8_t>(BuiltinOperator::TANH), BuiltinOperator::ADD, ""};
+  expect_error(m, ExitCode::kUnsupported, "(3 operators: CONV_2D x1, DEQUANTIZE x1, TANH x1)");
+  // A new one writes both; codes >= 127 only in the int.
+  m.opcodes[2] = {127, BuiltinOperator::CUMSUM, ""};
+  expect_error(m, ExitCode::kUnsupported, "unsupported TensorFlow Lite operators: CUMSUM x1 (");
+  // A code this schema does not name.
+  m.opcodes[2] = {127, static_cast<BuiltinOperator>(300), ""};
+  expect_error(m, ExitCode::kUnsupported, "unsupported TensorFlow Lite operators: BUILTIN(300) x1 (");
+}
+
+TEST(TfliteReader, Int8QuantizationIsUnsupported) {
+  ModelSpec m = tiny_model();
+  m.tensors[0].type = TensorType::INT8;
+  m.tensors[0].quantized = true;
+  expect_error(m, ExitCode::kUnsupported,
+               "m.tflite: int8-quantized models are not supported (1 int8/uint8 operands, the first: tensor #0 't0' "
+               "of CONV_2D)");
+  // Together with unsupported ops: one message with both.
+  const uint32_t quantize = m.builtin(BuiltinOperator::QUANTIZE);
+  m.outputs = {m.op(quantize, {m.outputs[0]}, {1, 8, 8, 4})};
+  expect_error(m, ExitCode::kUnsupported, "QUANTIZE x1 (supported: ");
+  expect_error(m, ExitCode::kUnsupported, "; int8-quantized models are not supported (1 int8/uint8 operands");
+}
+
+TEST(TfliteReader, WrongIdentifier) {
+  std::vector<uint8_t> bytes = tiny_model().build();
+  bytes[4] = 'X';
+  const UserError e = read_error(bytes);
+  EXPECT_EQ(e.code(), ExitCode::kInvalidModel);
+  EXPECT_NE(std::string(e.what()).find("not a TensorFlow Lite model"), std::string::npos) << e.what();
+}
+
+}  // namespace
+}  // namespace aotc
