@@ -11,6 +11,7 @@
 
 #include "ir/shape_rules.h"
 #include "schemas/aotc_model_generated.h"
+#include "frontends/aligned_bytes.h"
 #include "support/error.h"
 
 namespace aotc {
@@ -532,14 +533,8 @@ Graph read_aotc_model(const uint8_t* data, size_t size, const std::string& path)
     fail(ExitCode::kInvalidModel, path, ": not an aotc model (file identifier ", quoted_identifier(data),
          ", expected \"", fb::ModelIdentifier(), "\")");
 
-  // FlatBuffers reads scalars in place and its Verifier checks their alignment
-  // relative to the buffer's start, so the buffer itself must be aligned.
-  std::vector<uint64_t> aligned_copy;
-  if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) != 0) {
-    aligned_copy.resize((size + sizeof(uint64_t) - 1) / sizeof(uint64_t));
-    std::memcpy(aligned_copy.data(), data, size);
-    data = reinterpret_cast<const uint8_t*>(aligned_copy.data());
-  }
+  const AlignedBytes aligned(data, size);
+  data = aligned.data();
 
   flatbuffers::Verifier::Options limits;
   limits.max_depth = kMaxTableDepth;

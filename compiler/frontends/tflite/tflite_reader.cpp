@@ -8,6 +8,7 @@
 
 #include "frontends/aotc_fb/aotc_fb_reader.h"
 #include "schemas/tflite_generated.h"
+#include "frontends/aligned_bytes.h"
 #include "support/error.h"
 
 namespace aotc {
@@ -335,14 +336,8 @@ Graph read_tflite_model(const uint8_t* data, size_t size, const std::string& pat
     fail(ExitCode::kInvalidModel, path, ": not a TensorFlow Lite model (no \"", tfl::ModelIdentifier(),
          "\" file identifier)");
 
-  // FlatBuffers reads scalars in place and its Verifier checks their alignment
-  // relative to the buffer's start, so the buffer itself must be aligned.
-  std::vector<uint64_t> aligned_copy;
-  if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) != 0) {
-    aligned_copy.resize((size + sizeof(uint64_t) - 1) / sizeof(uint64_t));
-    std::memcpy(aligned_copy.data(), data, size);
-    data = reinterpret_cast<const uint8_t*>(aligned_copy.data());
-  }
+  const AlignedBytes aligned(data, size);
+  data = aligned.data();
 
   flatbuffers::Verifier::Options limits;
   limits.max_depth = kMaxTableDepth;
