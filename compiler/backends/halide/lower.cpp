@@ -50,7 +50,7 @@ gen::PostOpSpec post_op_spec(const Graph& g, const Node& node, const PostOp& p) 
 // Builds the LoweredModel node by node.
 class Lowering {
  public:
-  Lowering(const Graph& g, const MemoryPlan& plan) : g_(g), plan_(plan) {
+  Lowering(const Graph& g, const MemoryPlan& plan) : g_(g) {
     for (const TensorPlacement& p : plan.placements) placement_[p.tensor] = &p;
     model_.name = g.name;
     model_.arena_bytes = plan.arena_bytes;
@@ -223,7 +223,6 @@ class Lowering {
   void lower_node(const Node& node);
 
   const Graph& g_;
-  const MemoryPlan& plan_;
   LoweredModel model_;
   std::map<TensorId, const TensorPlacement*> placement_;
   std::map<TensorId, int64_t> constant_offsets_;

@@ -11,7 +11,7 @@
 
 #include "ir/shape_rules.h"
 #include "schemas/aotc_model_generated.h"
-#include "frontends/aligned_bytes.h"
+#include "frontends/flatbuffer_input.h"
 #include "support/error.h"
 
 namespace aotc {
@@ -26,11 +26,8 @@ constexpr uint32_t kFormatVersionMajor = 1;
 constexpr size_t kMaxRank = 8;
 // The shape rules' bound: every element index then fits in 32 bits.
 constexpr int64_t kMaxElements = int64_t{1} << 31;
-// The schema nests tables 3 deep (Model > Node > options). The table count bounds
-// the Verifier's time on offsets that alias one table many times; real CNNs have
-// a few thousand tables.
+// The schema nests tables 3 deep (Model > Node > options).
 constexpr uoffset_t kMaxTableDepth = 8;
-constexpr uoffset_t kMaxTables = 1'000'000;
 
 // What defines each tensor; node indices are >= 0.
 constexpr int kUndefined = -3;
@@ -536,11 +533,8 @@ Graph read_aotc_model(const uint8_t* data, size_t size, const std::string& path)
   const AlignedBytes aligned(data, size);
   data = aligned.data();
 
-  flatbuffers::Verifier::Options limits;
-  limits.max_depth = kMaxTableDepth;
-  limits.max_tables = kMaxTables;
-  flatbuffers::Verifier verifier(data, size, limits);
-  if (!fb::VerifyModelBuffer(verifier))
+  if (!verify_flatbuffer(data, size, kMaxTableDepth,
+                         [](flatbuffers::Verifier& v) { return fb::VerifyModelBuffer(v); }))
     fail(ExitCode::kInvalidModel, path,
          ": corrupt aotc model: the FlatBuffers verifier rejected it (truncated or damaged file?)");
   return ModelReader(*fb::GetModel(data), size, path).read();

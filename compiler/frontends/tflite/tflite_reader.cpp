@@ -8,7 +8,7 @@
 
 #include "frontends/aotc_fb/aotc_fb_reader.h"
 #include "schemas/tflite_generated.h"
-#include "frontends/aligned_bytes.h"
+#include "frontends/flatbuffer_input.h"
 #include "support/error.h"
 
 namespace aotc {
@@ -23,10 +23,8 @@ constexpr size_t kMaxRank = 8;
 // The IR's bound: every element index fits in 32 bits.
 constexpr int64_t kMaxElements = int64_t{1} << 31;
 // The schema nests tables 6 deep (Model > SubGraph > Tensor > SparsityParameters >
-// DimensionMetadata > Int32Vector). The table count bounds the Verifier's time on
-// offsets that alias one table many times; real models have a few thousand.
+// DimensionMetadata > Int32Vector).
 constexpr uoffset_t kMaxTableDepth = 16;
-constexpr uoffset_t kMaxTables = 1'000'000;
 
 // The custom op MediaPipe uses for its decoder's upsampling.
 constexpr const char* kConvolution2DTransposeBias = "Convolution2DTransposeBias";
@@ -339,11 +337,8 @@ Graph read_tflite_model(const uint8_t* data, size_t size, const std::string& pat
   const AlignedBytes aligned(data, size);
   data = aligned.data();
 
-  flatbuffers::Verifier::Options limits;
-  limits.max_depth = kMaxTableDepth;
-  limits.max_tables = kMaxTables;
-  flatbuffers::Verifier verifier(data, size, limits);
-  if (!tfl::VerifyModelBuffer(verifier))
+  if (!verify_flatbuffer(data, size, kMaxTableDepth,
+                         [](flatbuffers::Verifier& v) { return tfl::VerifyModelBuffer(v); }))
     fail(ExitCode::kInvalidModel, path,
          ": corrupt TensorFlow Lite model: the FlatBuffers verifier rejected it (truncated or damaged file?)");
   return TfliteReader(*tfl::GetModel(data), size, path).read();
