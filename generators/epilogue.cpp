@@ -16,6 +16,15 @@ Halide::Expr tanh_expr(const Halide::Expr& v) {
   return Halide::select(a < 0.125f, small, large);
 }
 
+// relu and clamp that give NaN for NaN, as PyTorch's do. Evaluated strictly:
+// Halide compiles floats with fast-math flags, under which LLVM may turn these
+// selects into x86 max/min instructions, which return the bound for a NaN.
+Halide::Expr relu_expr(const Halide::Expr& v) { return Halide::strict_float(Halide::select(v < 0.0f, 0.0f, v)); }
+
+Halide::Expr clamp_expr(const Halide::Expr& v, float lo, float hi) {
+  return Halide::strict_float(Halide::select(v < lo, lo, Halide::select(v > hi, hi, v)));
+}
+
 const char* post_op_name(PostOpSpec::Kind kind) {
   switch (kind) {
     case PostOpSpec::Kind::kRelu: return "relu";
@@ -63,8 +72,8 @@ Halide::Expr epilogue_expr(Halide::Expr value, const std::vector<PostOpSpec>& ep
   size_t next = first_operand;
   for (const PostOpSpec& p : epilogue) {
     switch (p.kind) {
-      case PostOpSpec::Kind::kRelu: value = Halide::max(value, 0.0f); break;
-      case PostOpSpec::Kind::kClamp: value = Halide::min(Halide::max(value, p.min), p.max); break;
+      case PostOpSpec::Kind::kRelu: value = relu_expr(value); break;
+      case PostOpSpec::Kind::kClamp: value = clamp_expr(value, p.min, p.max); break;
       case PostOpSpec::Kind::kHardSwish: value = value * Halide::clamp(value + 3.0f, 0.0f, 6.0f) / 6.0f; break;
       case PostOpSpec::Kind::kSigmoid: value = 1.0f / (1.0f + Halide::exp(-value)); break;
       case PostOpSpec::Kind::kTanh: value = tanh_expr(value); break;

@@ -67,7 +67,10 @@ Expr window_pool(const Pool2dSpec& s, const Halide::ImageParam& input, Pool2dFun
                             f.y * s.stride[0] - s.pad[0] + f.r.y * s.dilation[0], f.c, f.n);
   f.window(f.x, f.y, f.c, f.n) = outside;
   const Expr current = f.window(f.x, f.y, f.c, f.n);
-  f.window(f.x, f.y, f.c, f.n) = is_max ? Halide::max(current, tap) : current + tap;
+  // The max keeps a NaN, as PyTorch's does: evaluated strictly, since Halide
+  // compiles float max with fast-math flags (x86 maxps drops a NaN operand).
+  const Expr larger = Halide::strict_float(Halide::select(tap > current || Halide::is_nan(tap), tap, current));
+  f.window(f.x, f.y, f.c, f.n) = is_max ? larger : current + tap;
   if (is_max) return f.window(f.x, f.y, f.c, f.n);
 
   // The divisor, as in the reference: the window clipped to the padded input,

@@ -17,6 +17,7 @@ struct ElementwiseCase {
   std::vector<Shape> inputs;  // the op's operands (affine: just x; its [C] operands are added)
   std::vector<PostOpCase> epilogue = {};
   float min = 0, max = 0;  // clamp
+  size_t nan_every = 0;    // when set, every nan_every-th element of the first operand is NaN
 };
 
 void PrintTo(const ElementwiseCase& c, std::ostream* os) { *os << c.name; }
@@ -47,6 +48,7 @@ TEST_P(ElementwiseKernel, MatchesReference) {
   if (c.op == OpKind::Affine) operands = {c.inputs[0], {c.inputs[0][1]}, {c.inputs[0][1]}};
   for (const Shape& s : operands) node.add_operand(s);
   node.add_post_ops(c.epilogue);
+  if (c.nan_every) sprinkle_nans(node.value(0), 1, c.nan_every);
 
   gen::ElementwiseSpec spec;
   spec.kind = kind_of(c.op);
@@ -73,7 +75,11 @@ INSTANTIATE_TEST_SUITE_P(Unary, ElementwiseKernel, ::testing::Values(
     ElementwiseCase{"tanh_4d_tail", OpKind::Tanh, {{1, 5, 7, 9}}},
     ElementwiseCase{"tanh_rank1_short_relu", OpKind::Tanh, {{5}}, {relu()}},
     ElementwiseCase{"copy_rank6", OpKind::Dropout, {{2, 3, 1, 4, 5, 3}}},
-    ElementwiseCase{"copy_rank1_short", OpKind::Dropout, {{3}}}
+    ElementwiseCase{"copy_rank1_short", OpKind::Dropout, {{3}}},
+    // NaN stays NaN through relu and clamp (PyTorch), also as fused post-ops.
+    ElementwiseCase{"relu_keeps_nan", OpKind::Relu, {{1, 3, 5, 7}}, {}, 0, 0, 3},
+    ElementwiseCase{"clamp_keeps_nan", OpKind::Clamp, {{41}}, {clamp(-0.5f, 0.5f)}, -0.25f, 0.75f, 4},
+    ElementwiseCase{"add_relu_keeps_nan", OpKind::Add, {{1, 4, 6, 6}, {1, 4, 1, 1}}, {relu()}, 0, 0, 5}
 ), [](const auto& info) { return info.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(Binary, ElementwiseKernel, ::testing::Values(

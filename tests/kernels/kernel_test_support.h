@@ -53,6 +53,7 @@ class NodeUnderTest {
   std::vector<gen::PostOpSpec> epilogue_specs() const;
 
   const Value& value(size_t input) const { return values_.at(input); }
+  Value& value(size_t input) { return values_.at(input); }
   // The reference evaluator's output for the node.
   Value reference() const;
 
@@ -78,7 +79,11 @@ KernelRun run_kernel(gen::Kernel& kernel, const std::vector<const Value*>& input
 // "host", or a Halide target string.
 Halide::Target target_named(const std::string& name);
 
-// max|got - ref| <= 1e-4 * max(1, max|ref|), reported with the worst index.
+// Makes every `every`-th element of `v` (from `first`) a quiet NaN.
+void sprinkle_nans(Value& v, size_t first, size_t every);
+
+// max|got - ref| <= 1e-4 * max(1, max|ref|), reported with the worst index; a
+// NaN must be where the reference has one.
 void expect_close(const Value& reference, const std::vector<float>& got);
 
 // Checks a kernel run against the reference: numerics, and no heap allocation.

@@ -21,6 +21,7 @@ struct PoolCase {
   bool count_include_pad = true;
   std::array<int, 2> adaptive_size{1, 1};  // AdaptiveAvgPool2d only
   std::vector<PostOpCase> epilogue = {};
+  size_t nan_every = 0;  // when set, every nan_every-th input element is NaN
 };
 
 void PrintTo(const PoolCase& c, std::ostream* os) { *os << c.name; }
@@ -56,6 +57,7 @@ TEST_P(Pool2dKernel, MatchesReference) {
   NodeUnderTest node(c.op, attrs, 11);
   node.add_operand(c.input);
   node.add_post_ops(c.epilogue);
+  if (c.nan_every) sprinkle_nans(node.value(0), 5, c.nan_every);
   spec.input_shape = c.input;
   spec.output_shape = node.output_shape();
   spec.epilogue = node.epilogue_specs();
@@ -78,7 +80,10 @@ INSTANTIATE_TEST_SUITE_P(Max, Pool2dKernel, ::testing::Values(
     PoolCase{"narrow_width5", OpKind::MaxPool2d, {1, 6, 9, 5}, {3, 3}, {1, 1}, {1, 1, 1, 1}},
     PoolCase{"stride1_same", OpKind::MaxPool2d, {1, 4, 14, 14}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false, true, {1, 1}, {relu()}},
     // padded rows too wide to stage on the stack: bounds-checked reads
-    PoolCase{"very_wide_rows", OpKind::MaxPool2d, {1, 2, 5, 2100}, {3, 3}, {1, 1}, {1, 1, 1, 1}}
+    PoolCase{"very_wide_rows", OpKind::MaxPool2d, {1, 2, 5, 2100}, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+    // A NaN in a window gives NaN, as in PyTorch, wherever it is in the window
+    // and whatever the window's other values (x86's maxps alone would drop it).
+    PoolCase{"nan_in_windows", OpKind::MaxPool2d, {1, 3, 19, 21}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false, true, {1, 1}, {relu()}, 37}
 ), [](const auto& info) { return info.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(Average, Pool2dKernel, ::testing::Values(
