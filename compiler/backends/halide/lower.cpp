@@ -71,29 +71,37 @@ class Lowering {
       lower_node(node);
       for (TensorId out : node.outputs) computed[static_cast<size_t>(out)] = true;
     }
-    // Graph outputs that no node computes (a graph input or a constant) are copied.
+    // Nodes write a graph output into the caller's buffer of its first listing
+    // (ref()). Every other output buffer is filled by a copy: the outputs that
+    // no node computes (a graph input or a constant) and the later listings of
+    // a tensor listed more than once.
     for (size_t i = 0; i < g_.outputs.size(); ++i) {
       const TensorId id = g_.outputs[i];
-      if (computed[static_cast<size_t>(id)]) continue;
-      const Shape& shape = g_.tensor(id).shape;
-      add_copy(g_.tensor(id).name, ref(id, shape), ref(id, shape));
+      if (computed[static_cast<size_t>(id)] && first_output_index(id) == static_cast<int>(i)) continue;
+      BufferRef to;
+      to.source = BufferRef::Source::kOutput;
+      to.index = static_cast<int>(i);
+      to.shape = g_.tensor(id).shape;
+      add_copy(g_.tensor(id).name, ref(id), to);
     }
     return std::move(model_);
   }
 
  private:
-  // Where tensor `id` lives at run time, seen with `shape`.
+  int first_output_index(TensorId id) const {
+    for (size_t i = 0; i < g_.outputs.size(); ++i)
+      if (g_.outputs[i] == id) return static_cast<int>(i);
+    return -1;
+  }
+
+  // Where tensor `id` lives at run time, seen with `shape`. A graph input or a
+  // constant is read where the caller or the blob has it, even when it is also
+  // a graph output (run() copies it there); a computed graph output lives in
+  // the caller's buffer of its first listing.
   BufferRef ref(TensorId id, const Shape& shape) {
     BufferRef r;
     r.shape = shape;
     const Tensor& t = g_.tensor(id);
-    for (size_t i = 0; i < g_.outputs.size(); ++i) {
-      if (g_.outputs[i] == id) {
-        r.source = BufferRef::Source::kOutput;
-        r.index = static_cast<int>(i);
-        return r;
-      }
-    }
     for (size_t i = 0; i < g_.inputs.size(); ++i) {
       if (g_.inputs[i] == id) {
         r.source = BufferRef::Source::kInput;
@@ -104,6 +112,11 @@ class Lowering {
     if (t.is_constant()) {
       r.source = BufferRef::Source::kWeights;
       r.offset = constant_offset(id);
+      return r;
+    }
+    if (const int output = first_output_index(id); output >= 0) {
+      r.source = BufferRef::Source::kOutput;
+      r.index = output;
       return r;
     }
     auto it = placement_.find(id);
