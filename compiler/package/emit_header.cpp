@@ -76,7 +76,6 @@ std::string model_header(const LoweredModel& model, const std::string& producer)
      << "  aotc::Status status() const noexcept { return status_; }\n\n"
      << "  // inputs[i] / outputs[i] point to kInputs[i].elements / kOutputs[i].elements floats.\n"
      << "  aotc::Status run(const float* const* inputs, float* const* outputs) noexcept {\n"
-     << "    context_.error[0] = '\\0';\n"
      << "    return static_cast<aotc::Status>(" << fn << "_run_with_context(&context_, arena_, arena_bytes_, inputs, outputs));\n"
      << "  }\n";
   if (model.inputs.size() == 1 && model.outputs.size() == 1) {
