@@ -96,7 +96,13 @@ std::string halide_target_string(const std::string& requested) {
   if (requested.empty() || requested == "host") return Halide::get_host_target().to_string();
   if (!Halide::Target::validate_target_string(requested))
     fail(ExitCode::kUsage, "--target: '", requested, "' is not a Halide target string (e.g. host, x86-64-linux-avx2, arm-64-linux)");
-  return Halide::Target(requested).to_string();
+  const Halide::Target target(requested);
+  // No GPU backend yet: a GPU feature would silently give a CPU-only library.
+  if (target.has_gpu_feature())
+    fail(ExitCode::kUnsupported, "--target: '", requested,
+         "' asks for a GPU; aotc generates CPU code only (supported: host, x86-64-linux with CPU features such "
+         "as avx2 or avx512, arm-64-linux)");
+  return target.to_string();
 }
 
 std::string default_runner_compiler(const std::string& target) {
