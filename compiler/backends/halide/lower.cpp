@@ -387,10 +387,26 @@ void Lowering::lower_node(const Node& node) {
     }
     case OpKind::Reshape:
     case OpKind::Flatten:
-    case OpKind::Dropout:
-      // Free when the memory plan let the output share the input's bytes.
-      if (!aliased(node)) add_copy(g_.tensor(out).name, ref(node.inputs[0], out_shape), ref(out));
+    case OpKind::Dropout: {
+      // Free when the memory plan let the output share the input's bytes (never
+      // with an epilogue); a copy otherwise, which applies the epilogue.
+      if (aliased(node)) return;
+      if (node.epilogue.empty()) {
+        add_copy(g_.tensor(out).name, ref(node.inputs[0], out_shape), ref(out));
+        return;
+      }
+      gen::ElementwiseSpec spec;
+      spec.kind = gen::ElementwiseSpec::Kind::kCopy;
+      spec.input_shapes = {out_shape};
+      spec.output_shape = out_shape;
+      spec.epilogue = epilogue(node);
+      args.push_back(ref(node.inputs[0], out_shape));
+      epilogue_args(node, args);
+      args.push_back(ref(out));
+      add_node_call(node, std::move(args), epilogue_flops,
+                    [spec](const Halide::Target& t) { return gen::elementwise(spec, t); });
       return;
+    }
     case OpKind::Concat: {
       gen::ConcatSpec spec;
       spec.axis = node.attr<AxisAttrs>().axis;
