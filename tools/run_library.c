@@ -4,7 +4,10 @@
  *   run_library OUTPUT.bin INPUT0.bin [INPUT1.bin ...]
  *
  * Built per model with -DAOTC_MODEL=<name> against OUT/<name>.h and
- * OUT/lib<name>.a (tests/models/model_test.py does this). */
+ * OUT/lib<name>.a (tests/models/model_test.py, tools/aotc-fuzz and others do
+ * this). Outputs start as NaN, so an output buffer the library never writes
+ * cannot pass a comparison. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -38,8 +41,11 @@ int main(int argc, char** argv) {
   float* outputs[NUM_OUTPUTS];
   for (size_t i = 0; i < NUM_INPUTS; ++i)
     inputs[i] = read_floats(argv[2 + i], AOTC_FN(AOTC_MODEL, _inputs)[i].elements);
-  for (size_t i = 0; i < NUM_OUTPUTS; ++i)
-    outputs[i] = malloc((size_t)AOTC_FN(AOTC_MODEL, _outputs)[i].elements * sizeof(float));
+  for (size_t i = 0; i < NUM_OUTPUTS; ++i) {
+    const size_t count = (size_t)AOTC_FN(AOTC_MODEL, _outputs)[i].elements;
+    outputs[i] = malloc(count * sizeof(float));
+    for (size_t k = 0; k < count; ++k) outputs[i][k] = NAN;
+  }
   const size_t bytes = AOTC_FN(AOTC_MODEL, _arena_bytes)();
   /* aligned_alloc wants a multiple of the alignment, and at least one block. */
   void* arena = aligned_alloc(AOTC_ARENA_ALIGNMENT, (bytes / AOTC_ARENA_ALIGNMENT + 1) * AOTC_ARENA_ALIGNMENT);

@@ -286,7 +286,7 @@ def case_library(args):
           f"{totals['layers']} layers, {totals['kernels']} kernels")
     exe = args.workdir / "run_library"
     # A C program linking only the library, -lpthread and -ldl (and libm, as any C program may).
-    run(["cc", "-std=c11", "-O2", f"-DAOTC_MODEL={args.model}", "-I", out, HERE / "run_library.c",
+    run(["cc", "-std=c11", "-O2", f"-DAOTC_MODEL={args.model}", "-I", out, HERE.parent.parent / "tools" / "run_library.c",
          out / f"lib{args.model}.a", "-lpthread", "-ldl", "-lm", "-o", exe])
     run([exe, args.workdir / "library.bin", ref_dir / "input.bin"])
     compare("library vs PyTorch", args.workdir / "library.bin", np.fromfile(ref_dir / "output.bin", dtype="<f4"))

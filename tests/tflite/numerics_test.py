@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 SKIPPED = 75
 TOLERANCE = 1e-3
 REFERENCE = ROOT / "tools" / "tflite-reference"
-RUN_LIBRARY = ROOT / "tests" / "models" / "run_library.c"
+RUN_LIBRARY = ROOT / "tools" / "run_library.c"
 
 
 class TestFailure(Exception):
