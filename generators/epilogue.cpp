@@ -16,13 +16,22 @@ Halide::Expr tanh_expr(const Halide::Expr& v) {
   return Halide::select(a < 0.125f, small, large);
 }
 
-// relu and clamp that give NaN for NaN, as PyTorch's do. Evaluated strictly:
-// Halide compiles floats with fast-math flags, under which LLVM may turn these
-// selects into x86 max/min instructions, which return the bound for a NaN.
-Halide::Expr relu_expr(const Halide::Expr& v) { return Halide::strict_float(Halide::select(v < 0.0f, 0.0f, v)); }
+// relu and clamp give NaN for NaN, as PyTorch's do. Halide compiles floats
+// with fast-math flags, under which float compares and x86's max/min drop a
+// NaN, so the NaN test looks at the bits (integer ops have no such flags).
+// (strict_float around the operand would do too, but crashes Halide 14 on
+// some operands, e.g. the selects of tanh.)
+Halide::Expr is_nan_bits(const Halide::Expr& v) {
+  return (Halide::reinterpret<int32_t>(v) & 0x7fffffff) > 0x7f800000;
+}
+
+Halide::Expr relu_expr(const Halide::Expr& v) {
+  const Halide::Expr negative = Halide::reinterpret<int32_t>(v) < 0 && !is_nan_bits(v);  // -0 included
+  return Halide::select(negative, 0.0f, v);
+}
 
 Halide::Expr clamp_expr(const Halide::Expr& v, float lo, float hi) {
-  return Halide::strict_float(Halide::select(v < lo, lo, Halide::select(v > hi, hi, v)));
+  return Halide::select(is_nan_bits(v), v, Halide::clamp(v, lo, hi));
 }
 
 const char* post_op_name(PostOpSpec::Kind kind) {
