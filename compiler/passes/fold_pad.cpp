@@ -68,7 +68,8 @@ std::optional<Node> folded_consumer(const Graph& g, const Node& consumer, Tensor
 
 Graph fold_pad(Graph g, PassCounters& counters) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (g.nodes[i].op != OpKind::Pad) continue;
+    // A pad with an epilogue also transforms the values it copies: not a padding.
+    if (g.nodes[i].op != OpKind::Pad || !g.nodes[i].epilogue.empty()) continue;
     const std::optional<std::array<int64_t, 4>> padding = spatial_padding(g, g.nodes[i]);
     if (!padding) continue;
     const TensorId padded = g.nodes[i].outputs[0];

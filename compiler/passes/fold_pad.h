@@ -5,8 +5,9 @@
 // Only spatial (H, W) padding of a 4-D tensor folds. A fold must leave a
 // well-formed consumer with the same output shape (ceil_mode can drop a last
 // window that would start in the folded padding; pool windows may not lie wholly
-// in padding). Each consumer folds on its own; the pad node stays while it has
-// other users (dce removes it otherwise). Needs valid shapes. Counter: folded.
+// in padding). A pad with an epilogue never folds. Each consumer folds on its
+// own; the pad node stays while it has other users (dce removes it otherwise).
+// Needs valid shapes. Counter: folded.
 #pragma once
 
 #include "passes/pass.h"
