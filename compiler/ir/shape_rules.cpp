@@ -136,15 +136,24 @@ Shape conv2d_shape(const NodeChecker& c, size_t operands, const Conv2dAttrs& a) 
   return {x[0], w[0], oh, ow};
 }
 
-// Refuses windows that lie wholly in the padding: their maximum or average over no
-// input element is meaningless. PyTorch refuses more (pad > kernel/2).
+// Refuses windows none of whose taps reads the input (a dilated window can
+// straddle a small input without touching it): their maximum or average over
+// no input element is meaningless. PyTorch refuses more (pad > kernel/2).
 void check_pool_windows_overlap_input(const NodeChecker& c, const char* dim_name, int64_t in, int64_t out,
                                       int kernel, int stride, int pad_begin, int dilation) {
+  auto refuse = [&] {
+    c.error("a pooling window along the ", dim_name, " reads no input element, only padding (input ", in,
+            ", kernel ", kernel, ", stride ", stride, ", padding before ", pad_begin, ", dilation ", dilation, ")");
+  };
   const int64_t extent = int64_t{dilation} * (kernel - 1) + 1;
-  const int64_t last_start = (out - 1) * stride - pad_begin;
-  if (pad_begin >= extent || last_start >= in)
-    c.error("a pooling window along the ", dim_name, " lies entirely in the padding (input ", in, ", kernel ",
-            kernel, ", stride ", stride, ", padding before ", pad_begin, ")");
+  if (pad_begin >= extent || (out - 1) * stride - pad_begin >= in) refuse();
+  // A window starting inside the input reads it; one starting in the padding
+  // before it first reaches the input at (start mod dilation).
+  for (int64_t o = 0; o < out && o * stride < pad_begin; ++o) {
+    const int64_t start = o * stride - pad_begin;  // < 0
+    const int64_t taps_before = (-start + dilation - 1) / dilation;
+    if (taps_before >= kernel || start + taps_before * dilation >= in) refuse();
+  }
 }
 
 Shape pool2d_shape(const NodeChecker& c, size_t operands, const Pool2dAttrs& a, bool is_max) {

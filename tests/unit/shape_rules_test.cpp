@@ -200,9 +200,17 @@ TEST(ShapeRules, Pool2dErrors) {
                  "output height would be 0");
   // A window wholly in the begin padding (pad 3 >= kernel 3), or in the end padding.
   expect_invalid(one_node(OpKind::AvgPool2d, pool({3, 3}, {1, 1}, {3, 0, 0, 0}, false), {{1, 1, 4, 4}}),
-                 "a pooling window along the height lies entirely in the padding");
+                 "a pooling window along the height reads no input element");
   expect_invalid(one_node(OpKind::MaxPool2d, pool({2, 2}, {1, 1}, {0, 0, 0, 2}, false), {{1, 1, 4, 4}}),
-                 "a pooling window along the width lies entirely in the padding");
+                 "a pooling window along the width reads no input element");
+  // A dilated window straddling a one-row input: its taps at -1 and +1 both miss it
+  // (found by aotc-fuzz: the reference gave -inf, the kernel NaN).
+  expect_invalid(one_node(OpKind::MaxPool2d, pool({2, 1}, {3, 1}, {1, 0, 1, 0}, false, {2, 2}), {{1, 17, 1, 33}}),
+                 "a pooling window along the height reads no input element, only padding (input 1, kernel 2, "
+                 "stride 3, padding before 1, dilation 2)");
+  // The same window on a two-row input reads row 1: valid.
+  EXPECT_EQ(infer(one_node(OpKind::MaxPool2d, pool({2, 1}, {3, 1}, {1, 0, 1, 0}, false, {2, 2}), {{1, 17, 2, 33}})),
+            (Shape{1, 17, 1, 33}));
   expect_invalid(one_node(OpKind::MaxPool2d, pool({2, 2}, {2, 2}, {0, 0, 0, 0}, false), {{1, 1, 4, 4}, {1}}),
                  "expected 1 input, got 2");
 }
