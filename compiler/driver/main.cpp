@@ -130,7 +130,8 @@ void print_stats(std::ostream& os, const Graph& g, const std::vector<PassRecord>
   std::snprintf(ratio, sizeof ratio, "%.3f", plan.lower_bound_bytes ? double(plan.arena_bytes) / double(plan.lower_bound_bytes) : 1.0);
   os << "memory plan: arena " << plan.arena_bytes << " bytes, liveness lower bound " << plan.lower_bound_bytes
      << " bytes (arena/bound " << ratio << "), naive sum " << plan.naive_bytes << " bytes, "
-     << plan.in_place_count << " in place, " << plan.alias_count << " aliased\n";
+     << plan.in_place_count << " in place, " << plan.alias_count << " aliased, " << plan.slice_count
+     << " concat slices\n";
 }
 
 // The SDK header copied beside every generated header: from an installed tree

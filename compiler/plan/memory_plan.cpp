@@ -24,6 +24,73 @@ bool is_alias_op(OpKind op) {
   return op == OpKind::Reshape || op == OpKind::Flatten || op == OpKind::Dropout;
 }
 
+// Where a tensor sits inside a concat's output: `root` is a concat output that
+// owns its bytes (not itself a slice), `offset` bytes into it.
+struct Slice {
+  TensorId root = kNoTensor;
+  int64_t offset = 0;
+  bool operator==(const Slice&) const = default;
+};
+
+// Places the inputs of concats as slices of their outputs (see the header),
+// largest concat first. Returns, for every tensor, its slice or {kNoTensor}.
+std::vector<Slice> place_concat_slices(const Graph& g, const std::vector<bool>& planned,
+                                       const std::vector<int>& defined_at, int64_t alignment) {
+  std::vector<Slice> slice(g.tensors.size());
+  auto bytes = [&](TensorId id) { return tensor_bytes(g.tensor(id)); };
+  // An input its producer can write anywhere: computed here, not a view of another tensor.
+  auto placeable = [&](TensorId id) {
+    const size_t t = static_cast<size_t>(id);
+    return planned[t] && !is_alias_op(g.nodes[static_cast<size_t>(defined_at[t])].op);
+  };
+  std::vector<const Node*> concats;
+  for (const Node& node : g.nodes)
+    if (node.op == OpKind::Concat && node.epilogue.empty() && planned[static_cast<size_t>(node.outputs[0])] &&
+        !concat_slice_offsets(g, node).empty())
+      concats.push_back(&node);
+  // Largest first; among equals, later first (a concat of one input is as large as it).
+  std::stable_sort(concats.begin(), concats.end(), [&](const Node* a, const Node* b) {
+    const int64_t ba = bytes(a->outputs[0]), bb = bytes(b->outputs[0]);
+    return ba != bb ? ba > bb : defined_at[static_cast<size_t>(a->outputs[0])] >
+                                    defined_at[static_cast<size_t>(b->outputs[0])];
+  });
+  for (const Node* concat : concats) {
+    const std::vector<int64_t> offsets = concat_slice_offsets(g, *concat);
+    const std::vector<TensorId>& in = concat->inputs;
+    auto listed_before = [&](size_t i) {
+      const auto end = in.begin() + static_cast<std::ptrdiff_t>(i);
+      return std::find(in.begin(), end, in[i]) != end;
+    };
+    // Whether input i can be placed at its slice of `base` (slices keep the alignment).
+    auto can_place = [&](size_t i, const Slice& base) {
+      return placeable(in[i]) && slice[static_cast<size_t>(in[i])].root == kNoTensor && !listed_before(i) &&
+             (base.offset + offsets[i]) % alignment == 0;
+    };
+    // Whether every input already sits at its slice of `base`. (Placing a new
+    // input there could overlap what a larger concat put in that range.)
+    auto all_at = [&](const Slice& base) {
+      for (size_t i = 0; i < in.size(); ++i)
+        if (!(slice[static_cast<size_t>(in[i])] == Slice{base.root, base.offset + offsets[i]})) return false;
+      return true;
+    };
+    const TensorId out = concat->outputs[0];
+    Slice base = slice[static_cast<size_t>(out)];
+    if (base.root == kNoTensor) {
+      base = {out, 0};
+      // A range of a larger concat that already holds all its inputs in order.
+      const Slice& first = slice[static_cast<size_t>(in[0])];
+      const Slice candidate{first.root, first.offset};
+      if (first.root != kNoTensor && all_at(candidate)) {
+        base = candidate;
+        slice[static_cast<size_t>(out)] = candidate;
+      }
+    }
+    for (size_t i = 0; i < in.size(); ++i)
+      if (can_place(i, base)) slice[static_cast<size_t>(in[i])] = {base.root, base.offset + offsets[i]};
+  }
+  return slice;
+}
+
 // Whether `node` may write its output over inputs[index] (equal element counts
 // given): it must read that input only at the element it writes, and its kernel
 // must write each element once. The elementwise generator guards its vector
@@ -156,6 +223,21 @@ int64_t liveness_lower_bound(const std::vector<Slot>& slots, size_t steps) {
 
 }  // namespace
 
+std::vector<int64_t> concat_slice_offsets(const Graph& g, const Node& concat) {
+  AOTC_CHECK(concat.op == OpKind::Concat, concat.name);
+  const Shape& out = g.tensor(concat.outputs[0]).shape;
+  const auto axis = static_cast<size_t>(concat.attr<AxisAttrs>().axis);
+  for (size_t d = 0; d < axis; ++d)
+    if (out[d] != 1) return {};
+  std::vector<int64_t> offsets;
+  int64_t offset = 0;
+  for (size_t i = 0; i < concat.op_operand_count(); ++i) {
+    offsets.push_back(offset);
+    offset += tensor_bytes(g.tensor(concat.inputs[i]));
+  }
+  return offsets;
+}
+
 MemoryPlan plan_memory(const Graph& g, int64_t alignment) {
   AOTC_CHECK(alignment > 0, alignment);
   const std::vector<int> defined_at = defining_nodes(g);
@@ -176,8 +258,23 @@ MemoryPlan plan_memory(const Graph& g, int64_t alignment) {
   MemoryPlan plan;
   std::vector<Slot> slots;
   std::vector<int> slot_of(g.tensors.size(), -1);
+  std::vector<int64_t> offset_in_slot(g.tensors.size(), 0);
   auto planned_input = [&](TensorId id) { return planned[static_cast<size_t>(id)]; };
   auto slot_of_tensor = [&](TensorId id) -> Slot& { return slots[static_cast<size_t>(slot_of[static_cast<size_t>(id)])]; };
+  const std::vector<Slice> slices = place_concat_slices(g, planned, defined_at, alignment);
+  std::vector<bool> is_root(g.tensors.size(), false);
+  for (const Slice& s : slices)
+    if (s.root != kNoTensor) is_root[static_cast<size_t>(s.root)] = true;
+  // The slot holding the bytes of concat output `root` and of its slices.
+  std::vector<int> root_slot(g.tensors.size(), -1);
+  auto slot_of_root = [&](TensorId root, int step) {
+    int& index = root_slot[static_cast<size_t>(root)];
+    if (index < 0) {
+      index = static_cast<int>(slots.size());
+      slots.push_back({.bytes = round_up(tensor_bytes(g.tensor(root)), alignment), .first_step = step, .last_step = step});
+    }
+    return index;
+  };
 
   // The input whose slot `node` (at `step`) may overwrite with `out`, or kNoTensor.
   auto in_place_candidate = [&](const Node& node, int step, TensorId out) -> TensorId {
@@ -212,25 +309,40 @@ MemoryPlan plan_memory(const Graph& g, int64_t alignment) {
                                 .first_step = defined_at[t],
                                 .last_step = last_read[t]};
       plan.naive_bytes += placement.bytes;
-      const bool alias = is_alias_op(node.op) && node.epilogue.empty() && !node.inputs.empty() &&
-                         planned_input(node.inputs[0]) && slot_of_tensor(node.inputs[0]).bytes == placement.bytes;
-      placement.shares_with = alias ? node.inputs[0] : in_place_candidate(node, static_cast<int>(step), out);
-      if (placement.shares_with == kNoTensor) {
-        slot_of[t] = static_cast<int>(slots.size());
-        slots.push_back({.bytes = placement.bytes, .first_step = placement.first_step, .last_step = placement.last_step});
+      if (slices[t].root != kNoTensor || is_root[t]) {
+        // A slice of a concat's output, or such an output itself: the bytes of the concat's slot.
+        const TensorId root = slices[t].root != kNoTensor ? slices[t].root : out;
+        slot_of[t] = slot_of_root(root, placement.first_step);
+        offset_in_slot[t] = slices[t].offset;
+        if (slices[t].root != kNoTensor) {
+          placement.slice_of = root;
+          ++plan.slice_count;
+        }
       } else {
-        slot_of[t] = slot_of[static_cast<size_t>(placement.shares_with)];
-        Slot& shared = slots[static_cast<size_t>(slot_of[t])];
-        shared.last_step = std::max(shared.last_step, placement.last_step);
-        ++(alias ? plan.alias_count : plan.in_place_count);
+        const bool alias = is_alias_op(node.op) && node.epilogue.empty() && !node.inputs.empty() &&
+                           planned_input(node.inputs[0]) &&
+                           round_up(tensor_bytes(g.tensor(node.inputs[0])), alignment) == placement.bytes;
+        placement.shares_with = alias ? node.inputs[0] : in_place_candidate(node, static_cast<int>(step), out);
+        if (placement.shares_with == kNoTensor) {
+          slot_of[t] = static_cast<int>(slots.size());
+          slots.push_back({.bytes = placement.bytes, .first_step = placement.first_step, .last_step = placement.last_step});
+        } else {
+          slot_of[t] = slot_of[static_cast<size_t>(placement.shares_with)];
+          offset_in_slot[t] = offset_in_slot[static_cast<size_t>(placement.shares_with)];
+          ++(alias ? plan.alias_count : plan.in_place_count);
+        }
       }
+      Slot& slot = slot_of_tensor(out);
+      slot.first_step = std::min(slot.first_step, placement.first_step);
+      slot.last_step = std::max(slot.last_step, placement.last_step);
       plan.placements.push_back(placement);
     }
   }
 
   plan.lower_bound_bytes = liveness_lower_bound(slots, g.nodes.size());
   plan.arena_bytes = place_slots(slots, alignment, plan.lower_bound_bytes);
-  for (TensorPlacement& p : plan.placements) p.offset = slot_of_tensor(p.tensor).offset;
+  for (TensorPlacement& p : plan.placements)
+    p.offset = slot_of_tensor(p.tensor).offset + offset_in_slot[static_cast<size_t>(p.tensor)];
   return plan;
 }
 
@@ -238,7 +350,7 @@ void print_memory_plan(std::ostream& os, const Graph& g, const MemoryPlan& plan)
   const int steps = static_cast<int>(g.nodes.size());
   os << "memory plan: arena " << plan.arena_bytes << " bytes, lower bound " << plan.lower_bound_bytes
      << ", naive " << plan.naive_bytes << "; " << plan.in_place_count << " in place, "
-     << plan.alias_count << " aliased; " << steps << " steps\n";
+     << plan.alias_count << " aliased, " << plan.slice_count << " concat slices; " << steps << " steps\n";
   // Long schedules are squeezed: each bar column then stands for several steps.
   const int columns = std::min(steps, 64);
   os << std::setw(12) << "offset" << std::setw(12) << "bytes" << std::setw(11) << "steps" << "  "
@@ -256,6 +368,7 @@ void print_memory_plan(std::ostream& os, const Graph& g, const MemoryPlan& plan)
       const bool alias = is_alias_op(g.nodes[static_cast<size_t>(p.first_step)].op);
       os << (alias ? " (alias of %" : " (in place of %") << g.tensor(p.shares_with).name << ")";
     }
+    if (p.slice_of != kNoTensor) os << " (slice of %" << g.tensor(p.slice_of).name << ")";
     os << '\n';
   }
 }

@@ -14,6 +14,15 @@
 //   elements that it reads elementwise, when that input's bytes are read by
 //   nothing after this node. (Not over a fused epilogue operand of a conv or
 //   linear: their kernels may recompute tile edges.)
+// - Concatenation without copies: when a concat's slices are contiguous (every
+//   dim before the axis has extent 1, as along channels at batch 1), each
+//   input is placed as its slice of the concat's output, so its producer
+//   writes it there and the concat moves nothing. Concats are taken largest
+//   first; a smaller concat whose inputs already sit, in order, inside a
+//   larger one is itself a view of it (DenseNet's growing concats of one
+//   block all become prefixes of its last). An input that cannot be placed so
+//   (a graph input or constant, a view elsewhere, an input listed twice, a
+//   reshape's output) keeps its own bytes and the concat copies it.
 // - Tensors sharing bytes form one slot whose lifetime is the union of theirs.
 //   Slots are placed greedily, largest first, at the lowest aligned offset free
 //   for their whole lifetime (tflite-micro's GreedyMemoryPlanner, hannk's
@@ -41,6 +50,9 @@ struct TensorPlacement {
   // The tensor whose bytes this one reuses (its alias source or the input it
   // overwrites in place), or kNoTensor.
   TensorId shares_with = kNoTensor;
+  // The concat output this tensor is a slice of (it is written in place
+  // there), or kNoTensor.
+  TensorId slice_of = kNoTensor;
 };
 
 struct MemoryPlan {
@@ -50,7 +62,12 @@ struct MemoryPlan {
   int64_t naive_bytes = 0;        // sum of all planned tensors' bytes (no reuse at all)
   int in_place_count = 0;
   int alias_count = 0;
+  int slice_count = 0;  // tensors written straight into their slice of a concat
 };
+
+// The byte offset of each input's slice in the output of `concat` (a Concat
+// node), or an empty vector when the slices are not contiguous.
+std::vector<int64_t> concat_slice_offsets(const Graph& g, const Node& concat);
 
 // `alignment` (bytes, > 0) applies to every offset and size.
 MemoryPlan plan_memory(const Graph& g, int64_t alignment = 64);

@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <climits>
+#include <functional>
 #include <random>
 #include <sstream>
 
 #include "ir/graph.h"
+#include "ir/printer.h"
 #include "plan/memory_plan.h"
 
 namespace aotc {
@@ -117,47 +120,90 @@ std::string check_plan(const Graph& g, const MemoryPlan& plan, int64_t alignment
   if (shared != plan.in_place_count + plan.alias_count) error << "share counts; ";
   if (!error.str().empty()) return error.str();
 
-  // owner[b]: the tensor whose value byte b holds (aliases hold their source's value).
-  std::vector<TensorId> owner(static_cast<size_t>(arena), kNoTensor), value_of(n);
-  for (size_t t = 0; t < n; ++t) value_of[t] = static_cast<TensorId>(t);
+  // holds[b]: the tensors whose values byte b holds. A write gives its bytes to
+  // the written tensor alone; a view that moves nothing adds itself: an alias
+  // over its source, a concat over the inputs already at their slices (the
+  // lowering's rule: an input at its slice's address is not copied).
+  std::vector<std::vector<TensorId>> holds(static_cast<size_t>(arena));
   auto bytes_of = [&](TensorId t) { return 4 * num_elements(g.tensor(t).shape); };
-  auto overlap = [&](TensorId a, TensorId b) {
-    return where[a]->offset < where[b]->offset + bytes_of(b) && where[b]->offset < where[a]->offset + bytes_of(a);
+  auto holds_value = [&](int64_t b, TensorId t) {
+    const std::vector<TensorId>& h = holds[static_cast<size_t>(b)];
+    return std::find(h.begin(), h.end(), t) != h.end();
   };
   for (const Node& node : g.nodes) {
     for (TensorId in : node.inputs) {
       if (!planned[static_cast<size_t>(in)]) continue;
       for (int64_t b = where[in]->offset; b < where[in]->offset + bytes_of(in); ++b)
-        if (owner[static_cast<size_t>(b)] != value_of[static_cast<size_t>(in)])
-          return node.name + " reads " + g.tensor(in).name + " after it was overwritten";
+        if (!holds_value(b, in)) return node.name + " reads " + g.tensor(in).name + " after it was overwritten";
     }
     for (TensorId out : node.outputs) {
       if (!planned[static_cast<size_t>(out)]) continue;
       const TensorId source = node.inputs.empty() ? kNoTensor : node.inputs[0];
       if (is_alias_op(node.op) && source != kNoTensor && planned[static_cast<size_t>(source)] && where[out]->offset == where[source]->offset &&
           bytes_of(out) == bytes_of(source)) {
-        value_of[static_cast<size_t>(out)] = value_of[static_cast<size_t>(source)];  // no copy
+        for (int64_t b = where[out]->offset; b < where[out]->offset + bytes_of(out); ++b) holds[static_cast<size_t>(b)].push_back(out);
         continue;
       }
-      for (size_t i = 0; i < node.inputs.size(); ++i) {
-        const TensorId in = node.inputs[i];
-        if (!planned[static_cast<size_t>(in)] || !overlap(in, out)) continue;
-        if (where[in]->offset != where[out]->offset || !reads_elementwise(node, i) || bytes_of(in) != bytes_of(out))
-          return node.name + " overwrites " + g.tensor(in).name + " while reading it";
+      // The byte ranges the node writes: its whole output, or a concat's slices
+      // whose input is not already there.
+      struct Range {
+        int64_t begin, end;
+        bool written;
+      };
+      std::vector<Range> ranges = {{where[out]->offset, where[out]->offset + bytes_of(out), true}};
+      if (node.op == OpKind::Concat && node.epilogue.empty()) {
+        ranges.clear();
+        int64_t offset = where[out]->offset;
+        for (TensorId in : node.inputs) {
+          const bool in_place = planned[static_cast<size_t>(in)] && where[in]->offset == offset;
+          ranges.push_back({offset, offset + bytes_of(in), !in_place});
+          offset += bytes_of(in);
+        }
       }
-      for (int64_t b = where[out]->offset; b < where[out]->offset + bytes_of(out); ++b)
-        owner[static_cast<size_t>(b)] = out;
+      for (const Range& r : ranges) {
+        if (!r.written) continue;
+        for (size_t i = 0; i < node.inputs.size(); ++i) {
+          const TensorId in = node.inputs[i];
+          if (!planned[static_cast<size_t>(in)] || where[in]->offset >= r.end || where[in]->offset + bytes_of(in) <= r.begin)
+            continue;
+          const bool elementwise_in_place = r.begin == where[out]->offset && r.end == where[out]->offset + bytes_of(out) &&
+                                            where[in]->offset == where[out]->offset && reads_elementwise(node, i) &&
+                                            bytes_of(in) == bytes_of(out);
+          if (!elementwise_in_place) return node.name + " overwrites " + g.tensor(in).name + " while reading it";
+        }
+      }
+      for (const Range& r : ranges)
+        for (int64_t b = r.begin; b < r.end; ++b) {
+          std::vector<TensorId>& h = holds[static_cast<size_t>(b)];
+          if (r.written) h = {out};
+          else h.push_back(out);
+        }
     }
   }
 
-  // At each step, the live tensors' bytes: their measure is the lower bound.
+  // The lower bound, over slots: tensors that share bytes (alias, in place, a
+  // slice and its concat) hold one range of the largest one's size for the
+  // union of their lifetimes; the bound is the most bytes of ranges live at once.
+  std::vector<size_t> group(n);
+  for (size_t t = 0; t < n; ++t) group[t] = t;
+  std::function<size_t(size_t)> find = [&](size_t t) { return group[t] == t ? t : group[t] = find(group[t]); };
+  for (const TensorPlacement& p : plan.placements)
+    for (TensorId other : {p.shares_with, p.slice_of})
+      if (other != kNoTensor) group[find(static_cast<size_t>(p.tensor))] = find(static_cast<size_t>(other));
+  std::vector<int64_t> group_bytes(n, 0);
+  std::vector<int> group_first(n, INT32_MAX), group_last(n, -1);
+  for (const TensorPlacement& p : plan.placements) {
+    const size_t r = find(static_cast<size_t>(p.tensor));
+    group_bytes[r] = std::max(group_bytes[r], p.bytes);
+    group_first[r] = std::min(group_first[r], p.first_step);
+    group_last[r] = std::max(group_last[r], p.last_step);
+  }
   int64_t lower_bound = 0;
   for (int step = 0; step < static_cast<int>(g.nodes.size()); ++step) {
-    std::vector<bool> used(static_cast<size_t>(arena), false);
-    for (const TensorPlacement& p : plan.placements)
-      if (p.first_step <= step && step <= p.last_step)
-        std::fill(used.begin() + p.offset, used.begin() + p.offset + p.bytes, true);
-    lower_bound = std::max(lower_bound, static_cast<int64_t>(std::count(used.begin(), used.end(), true)));
+    int64_t live = 0;
+    for (size_t r = 0; r < n; ++r)
+      if (group_first[r] <= step && step <= group_last[r]) live += group_bytes[r];
+    lower_bound = std::max(lower_bound, live);
   }
   if (lower_bound != plan.lower_bound_bytes)
     return "lower bound " + std::to_string(plan.lower_bound_bytes) + " != " + std::to_string(lower_bound);
@@ -196,13 +242,102 @@ TEST(MemoryPlan, DiamondIntoConcatMeetsTheLowerBound) {
   b.output(b.conv("y", cat, 1));
   MemoryPlan plan = plan_memory(b.g);
   ASSERT_EQ(check_plan(b.g, plan, 64), "");
-  // a and cat (256 B each) never live together: both at 0; l and r above them.
+  // l and r are written straight into their slices of cat, whose bytes are
+  // then live from step 1 (l) to 4, beside a's: cat's slot above a's.
   EXPECT_EQ(placement_of(plan, a).offset, 0);
-  EXPECT_EQ(placement_of(plan, cat).offset, 0);
+  EXPECT_EQ(placement_of(plan, cat).offset, 256);
   EXPECT_EQ(placement_of(plan, l).offset, 256);
   EXPECT_EQ(placement_of(plan, r).offset, 384);
-  EXPECT_EQ(plan.lower_bound_bytes, 512);  // steps 2 and 3
+  EXPECT_EQ(placement_of(plan, l).slice_of, cat);
+  EXPECT_EQ(placement_of(plan, r).slice_of, cat);
+  EXPECT_EQ(plan.slice_count, 2);
+  EXPECT_EQ(plan.lower_bound_bytes, 512);  // steps 1 and 2
   EXPECT_EQ(plan.arena_bytes, 512);
+}
+
+TEST(MemoryPlan, DenseBlockConcatsAreSlicesOfTheLastOne) {
+  // DenseNet: each layer's concat reads every feature so far; all of them are
+  // ranges of the block's last concat, and the features are written in place.
+  Builder b;
+  TensorId x = b.input("x", units(1));
+  TensorId f0 = b.conv("f0", x, 2);
+  std::vector<TensorId> features = {f0};
+  std::vector<TensorId> concats;
+  for (int k = 1; k <= 3; ++k) {
+    const int64_t channels = 2 + k - 1;
+    concats.push_back(b.node(OpKind::Concat, "c" + std::to_string(k), features, units(channels), AxisAttrs{1}));
+    features.push_back(b.conv("f" + std::to_string(k), concats.back(), 1));
+  }
+  TensorId last = b.node(OpKind::Concat, "c4", features, units(5), AxisAttrs{1});
+  b.output(b.node(OpKind::GlobalAvgPool, "y", {last}, {1, 5, 1, 1}));
+  MemoryPlan plan = plan_memory(b.g);
+  ASSERT_EQ(check_plan(b.g, plan, 64), "");
+  const int64_t base = placement_of(plan, last).offset;
+  EXPECT_EQ(placement_of(plan, f0).offset, base);
+  for (int k = 1; k <= 3; ++k) {
+    EXPECT_EQ(placement_of(plan, concats[static_cast<size_t>(k - 1)]).offset, base);  // prefixes
+    EXPECT_EQ(placement_of(plan, features[static_cast<size_t>(k)]).offset, base + (k + 1) * 64);
+  }
+  EXPECT_EQ(plan.slice_count, 7);  // f0..f3 and c1..c3
+  EXPECT_EQ(plan.arena_bytes, 5 * 64);  // the block's last concat, nothing else
+}
+
+TEST(MemoryPlan, ConcatInputsThatCannotBeSlicesKeepTheirBytes) {
+  Builder b;
+  TensorId x = b.input("x", units(1));
+  TensorId a = b.conv("a", x, 1);
+  TensorId flat = b.node(OpKind::Reshape, "view", {a}, units(1), ReshapeAttrs{units(1)});
+  // x: a graph input; a: listed twice (its second slice is a copy); view: a reshape's alias.
+  TensorId cat = b.node(OpKind::Concat, "cat", {x, a, a, flat}, units(4), AxisAttrs{1});
+  b.output(b.node(OpKind::Relu, "y", {cat}, units(4)));
+  MemoryPlan plan = plan_memory(b.g);
+  ASSERT_EQ(check_plan(b.g, plan, 64), "");
+  EXPECT_EQ(placement_of(plan, a).offset, placement_of(plan, cat).offset + 64);
+  EXPECT_EQ(placement_of(plan, a).slice_of, cat);
+  EXPECT_EQ(placement_of(plan, flat).slice_of, kNoTensor);
+  EXPECT_EQ(plan.slice_count, 1);
+}
+
+TEST(MemoryPlan, NoSlicesWhereTheyWouldNotBeDenseOrNotPlanned) {
+  for (int variant = 0; variant < 4; ++variant) {
+    Builder b;
+    const Shape in = variant == 0 ? Shape{2, 1, 4, 4} : units(1);  // batch 2: channel slices are strided
+    TensorId x = b.input("x", in);
+    TensorId l = b.conv("l", x, 1), r = b.conv("r", x, 1);
+    Shape out = in;
+    out[1] = 2;
+    TensorId cat = b.node(OpKind::Concat, "cat", {l, r}, out, AxisAttrs{1});
+    if (variant == 1) b.g.nodes.back().append_post_op({.kind = PostOpKind::kRelu}, {});  // its kernel applies it
+    if (variant == 2) {
+      b.output(cat);  // the caller's buffer, not planned
+    } else if (variant == 3) {
+      b.g.nodes.back().attr<AxisAttrs>().axis = 3;  // along the width: strided slices
+      b.g.tensor(cat).shape = {1, 1, 4, 8};
+      b.output(b.node(OpKind::Relu, "y", {cat}, {1, 1, 4, 8}));
+    } else {
+      b.output(b.node(OpKind::Relu, "y", {cat}, out));
+    }
+    MemoryPlan plan = plan_memory(b.g);
+    ASSERT_EQ(check_plan(b.g, plan, 64), "") << variant;
+    EXPECT_EQ(plan.slice_count, 0) << variant;
+  }
+}
+
+TEST(MemoryPlan, ATensorInTwoConcatsIsASliceOfTheLargerOnly) {
+  // a sits at the start of big and at the end of small: one place only.
+  Builder b;
+  TensorId x = b.input("x", units(1));
+  TensorId a = b.conv("a", x, 1), c = b.conv("c", x, 1), d = b.conv("d", x, 2);
+  TensorId small = b.node(OpKind::Concat, "small", {c, a}, units(2), AxisAttrs{1});
+  TensorId big = b.node(OpKind::Concat, "big", {a, d}, units(3), AxisAttrs{1});
+  b.output(b.node(OpKind::Relu, "y", {small}, units(2)));
+  b.output(b.node(OpKind::Relu, "z", {big}, units(3)));
+  MemoryPlan plan = plan_memory(b.g);
+  ASSERT_EQ(check_plan(b.g, plan, 64), "");
+  EXPECT_EQ(placement_of(plan, a).slice_of, big);
+  EXPECT_EQ(placement_of(plan, d).slice_of, big);
+  EXPECT_EQ(placement_of(plan, c).slice_of, small);
+  EXPECT_EQ(placement_of(plan, small).slice_of, kNoTensor);  // its a is copied in
 }
 
 TEST(MemoryPlan, ResidualAddWritesOverItsFirstDyingOperand) {
@@ -401,7 +536,9 @@ TEST(MemoryPlan, SizesAndOffsetsAreRoundedToTheAlignment) {
     const int64_t s_bytes = (24 + alignment - 1) / alignment * alignment;
     EXPECT_EQ(placement_of(plan, r).bytes, r_bytes);
     EXPECT_EQ(placement_of(plan, s).bytes, s_bytes);
-    EXPECT_EQ(plan.arena_bytes, r_bytes + s_bytes) << alignment;
+    // r is written into s's first slice (offset 0 is aligned); its second listing is copied.
+    EXPECT_EQ(placement_of(plan, r).offset, placement_of(plan, s).offset);
+    EXPECT_EQ(plan.arena_bytes, s_bytes) << alignment;
   }
 }
 
@@ -428,7 +565,7 @@ TEST(MemoryPlan, PrintsOneRowPerTensorWithItsLifetime) {
   std::ostringstream os;
   print_memory_plan(os, b.g, plan);
   EXPECT_EQ(os.str(),
-            "memory plan: arena 256 bytes, lower bound 256, naive 768; 1 in place, 1 aliased; 4 steps\n"
+            "memory plan: arena 256 bytes, lower bound 256, naive 768; 1 in place, 1 aliased, 0 concat slices; 4 steps\n"
             "      offset       bytes      steps  live   tensor\n"
             "           0         256        0-1  |##..| %a\n"
             "           0         256        1-2  |.##.| %flat (alias of %a)\n"
@@ -505,20 +642,25 @@ Graph random_graph(std::mt19937& rng) {
 
 TEST(MemoryPlan, RandomGraphsGetSoundPlansAboveTheLowerBound) {
   std::mt19937 rng(20240607);
-  int in_place = 0, aliases = 0, graphs_with_reuse = 0;
+  int in_place = 0, aliases = 0, slices = 0, graphs_with_reuse = 0;
   for (int i = 0; i < 100; ++i) {
     const Graph g = random_graph(rng);
     for (int64_t alignment : {4, 64}) {
       const MemoryPlan plan = plan_memory(g, alignment);
-      ASSERT_EQ(check_plan(g, plan, alignment), "") << "graph " << i << ", alignment " << alignment;
+      std::ostringstream dump;
+      print_memory_plan(dump, g, plan);
+      ASSERT_EQ(check_plan(g, plan, alignment), "")
+          << "graph " << i << ", alignment " << alignment << "\n" << print_graph(g) << dump.str();
       EXPECT_GE(plan.arena_bytes, plan.lower_bound_bytes);
       EXPECT_LE(plan.arena_bytes, plan.naive_bytes);
       in_place += plan.in_place_count;
       aliases += plan.alias_count;
+      slices += plan.slice_count;
       graphs_with_reuse += plan.arena_bytes < plan.naive_bytes;
     }
   }
-  // The generator must actually exercise sharing and reuse.
+  // The generator must actually exercise sharing, slices and reuse.
+  EXPECT_GT(slices, 100);
   EXPECT_GT(in_place, 150);
   EXPECT_GT(aliases, 150);
   EXPECT_GT(graphs_with_reuse, 150);

@@ -9,7 +9,8 @@ import graph_gen
 
 NODE = re.compile(r"^%(?P<out>\S+) = (?P<op>\w+)\((?P<ins>[^)]*)\)(?: (?P<attrs>\{[^}]*\}))?"
                   r"(?: epilogue\[(?P<epi>.*)\])?: f32\[(?P<shape>[^\]]*)\]$")
-CONST = re.compile(r"^const %(?P<name>\S+): f32\[(?P<shape>[^\]]*)\] = (?:random\((?P<seed>\d+)\)|\[(?P<values>.*)\])$")
+CONST = re.compile(r"^const %(?P<name>\S+): f32\[(?P<shape>[^\]]*)\] = "
+                   r"(?:(?P<fn>random|splat)\((?P<arg>[^)]+)\)|\[(?P<values>.*)\])$")
 INPUT = re.compile(r"^input %(?P<name>\S+): f32\[(?P<shape>[^\]]*)\]$")
 
 
@@ -57,7 +58,7 @@ def read(path):
         elif m := INPUT.match(line):
             graph.inputs.append(graph.add(graph_gen.Tensor(m["name"], shape_of(m["shape"]))))
         elif m := CONST.match(line):
-            values = ("random", int(m["seed"])) if m["seed"] else [float(v) for v in m["values"].split(",")]
+            values = (m["fn"], m["arg"]) if m["fn"] else [float(v) for v in m["values"].split(",")]
             graph.add(graph_gen.Tensor(m["name"], shape_of(m["shape"]), values))
         elif line.startswith("output %"):
             graph.outputs.append(line[len("output %"):])

@@ -23,7 +23,7 @@ class Tensor:
     def __init__(self, name, shape, values=None):
         self.name = name
         self.shape = list(shape)
-        self.values = values  # None: input or computed; list of floats or ("random", seed)
+        self.values = values  # None: input or computed; a list of floats, or ("random", seed), ("splat", v)
 
     @property
     def is_constant(self):
@@ -112,7 +112,7 @@ def type_text(shape):
 
 def values_text(values):
     if isinstance(values, tuple):
-        return f"random({values[1]})"
+        return f"{values[0]}({values[1]})"
     return "[" + ", ".join(f"{v:.9g}" for v in values) + "]"
 
 

@@ -4,6 +4,7 @@
 // are packed once into the blob, in the layout the generator asks for.
 #include <Halide.h>
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -241,6 +242,31 @@ class Lowering {
 
   void lower_node(const Node& node);
 
+  // A concat whose output the memory plan laid out as slices: the inputs that
+  // their producers already wrote in place cost nothing; the others are copied
+  // into their slices. Returns false when the plan made no slices for it.
+  bool lower_concat_in_place(const Node& node) {
+    const std::vector<int64_t> offsets = concat_slice_offsets(g_, node);
+    auto out = placement_.find(node.outputs[0]);
+    if (!node.epilogue.empty() || offsets.empty() || out == placement_.end()) return false;
+    std::vector<bool> in_place(offsets.size(), false);
+    for (size_t i = 0; i < offsets.size(); ++i) {
+      auto in = placement_.find(node.inputs[i]);
+      // Two live tensors at one address are one: the plan put the input there.
+      in_place[i] = in != placement_.end() && in->second->offset == out->second->offset + offsets[i];
+    }
+    if (std::none_of(in_place.begin(), in_place.end(), [](bool b) { return b; })) return false;
+    for (size_t i = 0; i < offsets.size(); ++i) {
+      if (in_place[i]) continue;
+      BufferRef slice;
+      slice.source = BufferRef::Source::kArena;
+      slice.offset = out->second->offset + offsets[i];
+      slice.shape = g_.tensor(node.inputs[i]).shape;
+      add_copy(g_.tensor(node.outputs[0]).name, ref(node.inputs[i]), slice);
+    }
+    return true;
+  }
+
   const Graph& g_;
   LoweredModel model_;
   std::map<TensorId, const TensorPlacement*> placement_;
@@ -408,6 +434,7 @@ void Lowering::lower_node(const Node& node) {
       return;
     }
     case OpKind::Concat: {
+      if (lower_concat_in_place(node)) return;
       gen::ConcatSpec spec;
       spec.axis = node.attr<AxisAttrs>().axis;
       for (size_t i = 0; i < node.op_operand_count(); ++i) {
