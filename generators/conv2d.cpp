@@ -291,9 +291,13 @@ void schedule_vectorize_channels(ConvFuncs& f, const Plan& p) {
     tiled.reorder(oi, xi, yi, xo, yo, oo, f.chunks.x, f.n);
     f.padded.compute_at(f.acc, f.chunks.x);
   } else {
+    // Parallel over row tiles and channel tiles together: deep layers have few
+    // channel tiles (DenseNet's 3x3 convs: one), so channels alone left a
+    // second core idle. Each task stages the padded rows it reads.
+    Var row_tiles("row_tiles");
     tiled.reorder(oi, xi, yi, xo, yo, oo, f.n);
-    f.output.fuse(oo, f.n, tasks).parallel(tasks);
-    if (p.padding == Padding::kStagedRows) f.padded.compute_at(f.output, yo);
+    f.output.fuse(yo, oo, row_tiles).fuse(row_tiles, f.n, tasks).parallel(tasks);
+    if (p.padding == Padding::kStagedRows) f.padded.compute_at(f.output, tasks);
   }
   tiled.vectorize(oi, p.lanes).unroll(oi).unroll(xi).unroll(yi);
   f.conv.compute_at(tile_owner, xo)
