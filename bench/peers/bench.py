@@ -1,0 +1,228 @@
+#!/usr/bin/python3
+"""Peer benchmark: aotc against ONNX Runtime, PyTorch eager and TorchScript on torchvision
+models, batch 1, with the machine's own FP32 peak and memory bandwidth measured in the same
+run. Run it through bench/peers/run-bench, which installs the peers first. See README.md.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import artifacts
+import fixed_cost
+import layers
+import report
+import servers
+from models import MODELS
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--models", default=",".join(MODELS), help=f"comma-separated (default: all: %(default)s)")
+    p.add_argument("--threads", default="1,2", help="thread counts (default %(default)s)")
+    p.add_argument("--runs", type=int, default=30, help="timed runs per system, thread count and repetition")
+    p.add_argument("--repeats", type=int, default=2, help="repetitions; the best median is kept")
+    p.add_argument("--batch", type=int, default=5, help="runs per turn before the next system's turn")
+    p.add_argument("--warmup", type=int, default=5, help="untimed runs per server before timing")
+    p.add_argument("--layers", default=None, metavar="MODEL",
+                   help="model for the per-layer analysis (default densenet121 if benchmarked, "
+                        "else the first model; 'none' to skip)")
+    p.add_argument("--chain", default="1,101", help="layer counts of the fixed-cost models")
+    p.add_argument("--chain-runs", type=int, default=2000, help="timed runs of each fixed-cost model")
+    p.add_argument("--seed", type=int, default=0, help="weights and input seed (the exporter's)")
+    p.add_argument("--opset", type=int, default=17, help="ONNX opset of the export")
+    p.add_argument("--out", type=Path, default=ROOT / "build" / "bench" / "results")
+    p.add_argument("--work", type=Path, default=ROOT / "build" / "bench" / "work",
+                   help="exported models, libraries and programs (reused between runs)")
+    p.add_argument("--aotc", type=Path, default=ROOT / "build" / "release" / "compiler" / "aotc")
+    p.add_argument("--node-modules", type=Path, default=ROOT / "build" / "bench" / "node_modules")
+    args = p.parse_args()
+    args.models = [m for m in args.models.split(",") if m]
+    unknown = [m for m in args.models if m not in MODELS]
+    if unknown:
+        p.error(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODELS)}")
+    args.threads = [int(t) for t in args.threads.split(",")]
+    args.chain = [int(n) for n in args.chain.split(",")]
+    if args.layers is None:
+        args.layers = "densenet121" if "densenet121" in args.models else args.models[0]
+    if args.layers != "none" and args.layers not in args.models:
+        p.error(f"--layers {args.layers}: not among --models")
+    return args
+
+
+def measure_peak(work, threads_list):
+    """peak.c's FMA GFLOP/s and copy/triad GB/s per thread count (a string key)."""
+    binary = artifacts.build_peak(work)
+    out = artifacts.run([binary, *threads_list]).stdout
+    return {str(r["threads"]): r for r in map(json.loads, out.splitlines())}
+
+
+def best_of(*peaks):
+    """Per thread count and figure, the best of several measurements: noise only lowers them."""
+    first = peaks[0]
+    return {t: {k: (max(p[t][k] for p in peaks) if isinstance(v, float) else v) for k, v in first[t].items()}
+            for t in first}
+
+
+def max_relative_error(path, reference):
+    import numpy as np
+    a, ref = np.fromfile(path, dtype="<f4"), np.fromfile(reference, dtype="<f4")
+    if a.shape != ref.shape:
+        return float("inf")
+    return float(np.abs(a - ref).max() / max(1.0, float(np.abs(ref).max())))
+
+
+def check_outputs(running, folder, reference_key):
+    """Every server writes its output for the same input file; each is compared with PyTorch
+    eager's at the first thread count."""
+    out = folder / "outputs"
+    out.mkdir(exist_ok=True)
+    paths = {}
+    for (system, threads), server in running.items():
+        paths[(system, threads)] = out / f"{system}.{threads}.bin"
+        server.ask(f"output {paths[(system, threads)]}")
+    if reference_key not in paths:
+        return {}
+    return {f"{s}/{t}": max_relative_error(p, paths[reference_key]) for (s, t), p in paths.items()}
+
+
+def blas_check(running):
+    """The PyTorch servers must have loaded the OpenMP OpenBLAS, not the reference BLAS; they
+    all run with the same environment, so the first one is asked."""
+    for key in (k for k in running if k[0] in ("eager", "script")):
+        loaded = running[key].ask("blas")["blas"]
+        ok = any(servers.OPENBLAS_OPENMP in p for p in loaded) and not any("/blas/" in p for p in loaded)
+        if not ok:
+            print(f"  WARNING: {key} loaded {loaded}, not {servers.OPENBLAS_OPENMP}", flush=True)
+        return {"libraries": loaded, "openblas_openmp": ok}
+    return None
+
+
+def bench_model(model, args, result):
+    """Exports, compiles, times and checks one model; per-layer times too if it is --layers."""
+    folder = args.work / model
+    entry = {"errors": {}, "timing": {}, "output_error": {}}
+    result["models"][model] = entry
+    try:
+        artifacts.prepare_model(model, folder, args.seed, args.opset)
+    except RuntimeError as e:
+        entry["errors"]["prepare"] = str(e)
+        print(f"  {model}: export failed, skipped:\n{e}", flush=True)
+        return None
+    systems = list(servers.SYSTEMS)
+    aotc_report = None
+    try:
+        aotc_report = artifacts.compile_library(args.aotc, folder / f"{model}.fb", folder)
+        entry["flops"] = aotc_report["totals"]["flops"]
+        entry["aotc_totals"] = aotc_report["totals"]
+    except RuntimeError as e:
+        entry["errors"]["aotc"] = str(e)
+        systems.remove("aotc")
+        print(f"  {model}: aotc failed:\n{e}", flush=True)
+
+    print(f"  {model}: starting {len(systems) * len(args.threads)} servers", flush=True)
+    running, errors = servers.start_servers(model, folder, args.threads, args.node_modules,
+                                            folder, systems)
+    entry["errors"].update({f"{s}/{t}": e for (s, t), e in errors.items()})
+    layer_rows = None
+    try:
+        entry["blas"] = blas_check(running)
+        entry["errors"].update({f"{s}/{t}": e for (s, t), e in servers.warm_up(running, args.warmup).items()})
+        print(f"  {model}: timing {len(running)} servers, interleaved", flush=True)
+        timing, entry["background_cores"] = servers.interleaved(running, args.runs, args.batch,
+                                                                0.03, args.repeats)
+        entry["timing"] = {f"{s}/{t}": v for (s, t), v in timing.items()}
+        entry["output_error"] = check_outputs(running, folder, ("eager", args.threads[0]))
+        if model == args.layers and aotc_report:
+            print(f"  {model}: per-layer times", flush=True)
+            aotc_servers = {t: running[("aotc", t)] for t in args.threads if ("aotc", t) in running}
+            layer_rows = layers.measure(aotc_servers, aotc_report, args.runs)
+    finally:
+        servers.close_servers(running)
+    for key, error in entry["errors"].items():
+        print(f"  {model}: {key} failed: {error}", flush=True)
+    return layer_rows
+
+
+def versions(args):
+    def output(argv, env=None):
+        try:
+            return subprocess.run(argv, capture_output=True, text=True, timeout=120,
+                                  env={**os.environ, **(env or {})}).stdout.strip()
+        except OSError as e:
+            return str(e)
+    package = args.node_modules / "onnxruntime-node" / "package.json"
+    cpu = [line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")]
+    return {
+        "cpu": cpu[0] if cpu else "?", "cores": os.cpu_count(),
+        "aotc": output([str(args.aotc), "--version"]),
+        "onnxruntime_node": json.loads(package.read_text())["version"] if package.exists() else None,
+        "node": output(["node", "--version"]),
+        "torch": output(["/usr/bin/python3", "-c", "import torch, torchvision; "
+                         "print(torch.__version__, torchvision.__version__)"]),
+    }
+
+
+def main():
+    args = parse_args()
+    started = time.time()
+    args.out.mkdir(parents=True, exist_ok=True)
+    args.work.mkdir(parents=True, exist_ok=True)
+    result = {"command": " ".join(sys.argv), "threads": args.threads, "runs": args.runs,
+              "repeats": args.repeats, "batch": args.batch, "warmup": args.warmup,
+              "seed": args.seed, "opset": args.opset, "machine": versions(args),
+              "load_average_start": os.getloadavg(), "models": {}}
+
+    print(f"peak FMA and bandwidth on {args.threads} thread(s)", flush=True)
+    peak_before = measure_peak(args.work, args.threads)
+    layer_rows = None
+    for model in args.models:
+        print(f"{model}:", flush=True)
+        model_started = time.time()
+        rows = bench_model(model, args, result)
+        layer_rows = rows or layer_rows
+        result["models"][model]["seconds"] = time.time() - model_started
+        print(f"  {model}: {result['models'][model]['seconds']:.0f} s", flush=True)
+    print(f"fixed cost: chains of {args.chain} relu layers", flush=True)
+    result["fixed_cost"] = fixed_cost.measure(args.aotc, args.work, args.chain, args.threads,
+                                              args.chain_runs, args.repeats)
+    # Peak again at the end: the best of both is what the machine can do.
+    result["peak"] = best_of(peak_before, measure_peak(args.work, args.threads))
+    if layer_rows:
+        kinds = layers.add_floors(layer_rows, result["peak"])
+        result["layers"] = {"model": args.layers, "layers": layer_rows, "kinds": kinds}
+    result["load_average_end"] = os.getloadavg()
+    result["elapsed_s"] = time.time() - started
+    result["table"] = report.main_rows(result)
+
+    print(f"\n{result['machine']['cpu']}, {result['machine']['cores']} cores; aotc "
+          f"{result['machine']['aotc']}, ONNX Runtime {result['machine']['onnxruntime_node']} (node), "
+          f"torch/torchvision {result['machine']['torch']}")
+    for t, p in result["peak"].items():
+        print(f"measured peak, {t} thread(s): {p['gflops']:.1f} GFLOP/s FP32 FMA ({p['isa']}), "
+              f"copy {p['copy_gbs']:.1f} GB/s, triad {p['triad_gbs']:.1f} GB/s")
+    print(f"median of {args.runs} runs after warm-up, best of {args.repeats} repetitions, systems "
+          f"interleaved in batches of {args.batch}; load average {result['load_average_start'][0]:.2f} "
+          f"at start, {result['load_average_end'][0]:.2f} at end\n")
+    report.print_main_table(result["table"], args.threads[0])
+    report.print_output_check(result)
+    report.print_cores_used(result)
+    if "layers" in result:
+        report.print_kinds(result)
+    report.print_fixed_cost(result["fixed_cost"])
+
+    report.write_json(result, args.out / "results.json")
+    charts = report.write_charts(result, args.out)
+    print(f"\nwrote {args.out / 'results.json'} and {len(charts)} charts in {args.out}; "
+          f"took {result['elapsed_s'] / 60:.1f} min")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,204 @@
+"""The benchmark's output: printed tables, results.json and PNG charts."""
+
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+
+from servers import SYSTEMS, SYSTEM_NAMES  # noqa: E402
+
+TOLERANCE = 1e-3  # max|a-b| / max(1, max|ref|) above this is flagged
+
+
+def latency(result, model, system, threads):
+    entry = result["models"][model]["timing"].get(f"{system}/{threads}")
+    return entry["best_median_ms"] if entry else None
+
+
+def fmt(value, spec, missing="fail"):
+    return missing if value is None else format(value, spec)
+
+
+def main_rows(result):
+    """One row per model and thread count, as printed and as stored in the JSON."""
+    rows = []
+    threads_list = result["threads"]
+    for model, m in result["models"].items():
+        base = latency(result, model, "aotc", threads_list[0])
+        for threads in threads_list:
+            aotc, ort = latency(result, model, "aotc", threads), latency(result, model, "ort", threads)
+            gflops = m["flops"] / (aotc * 1e6) if aotc and m.get("flops") else None
+            peak = result["peak"][str(threads)]["gflops"]
+            rows.append({
+                "model": model, "threads": threads, "aotc_ms": aotc, "ort_ms": ort,
+                "ort_over_aotc": ort / aotc if aotc and ort else None,
+                "eager_ms": latency(result, model, "eager", threads),
+                "script_ms": latency(result, model, "script", threads),
+                "aotc_gflops": gflops, "aotc_peak_fraction": gflops / peak if gflops else None,
+                "aotc_speedup_vs_first": base / aotc if base and aotc and threads != threads_list[0] else None,
+                "background_cores": m.get("background_cores"),
+            })
+    return rows
+
+
+def print_main_table(rows, first_threads):
+    head = (f"{'model':<14} {'thr':>3} {'aotc ms':>9} {'ORT ms':>9} {'ORT/aotc':>8} {'eager ms':>9} "
+            f"{'script ms':>9} {'aotc GF/s':>9} {'%peak':>6} {'aotc t' + str(first_threads) + '/tN':>9} {'bg':>5}")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        print(f"{r['model']:<14} {r['threads']:>3} {fmt(r['aotc_ms'], '9.2f'):>9} "
+              f"{fmt(r['ort_ms'], '9.2f'):>9} {fmt(r['ort_over_aotc'], '8.2f', '-'):>8} "
+              f"{fmt(r['eager_ms'], '9.2f'):>9} {fmt(r['script_ms'], '9.2f'):>9} "
+              f"{fmt(r['aotc_gflops'], '9.1f', '-'):>9} "
+              f"{fmt(r['aotc_peak_fraction'] and 100 * r['aotc_peak_fraction'], '5.1f', '-'):>5}% "
+              f"{fmt(r['aotc_speedup_vs_first'], '8.2f', ''):>8}{'x' if r['aotc_speedup_vs_first'] else ' '} "
+              f"{fmt(r['background_cores'], '5.2f', '-'):>5}")
+
+
+def print_output_check(result):
+    print(f"\noutputs vs PyTorch eager ({result['threads'][0]} thread): "
+          f"max|a-b| / max(1, max|ref|), worst over thread counts; * = above {TOLERANCE:g}")
+    systems = [s for s in SYSTEMS if s != "eager"] + ["eager"]
+    print(f"{'model':<14} " + " ".join(f"{SYSTEM_NAMES[s]:>14}" for s in systems))
+    for model, m in result["models"].items():
+        cells = []
+        for s in systems:
+            errors = [v for k, v in m["output_error"].items() if k.startswith(s + "/")]
+            worst = max(errors) if errors else None
+            flag = "*" if worst is not None and worst > TOLERANCE else " "
+            cells.append(f"{fmt(worst, '13.2e', 'n/a'):>13}{flag}")
+        print(f"{model:<14} " + " ".join(cells))
+
+
+def print_cores_used(result):
+    """Warns where a system used clearly more cores than it was given (thread setting not
+    honoured) or clearly fewer than 2 when given 2 (nothing ran in parallel)."""
+    for model, m in result["models"].items():
+        for key, t in m["timing"].items():
+            threads = int(key.split("/")[1])
+            if t["cores_used"] is not None and t["cores_used"] > threads + 0.3:
+                print(f"note: {model} {key} used {t['cores_used']:.2f} cores for {threads} thread(s) "
+                      "(spinning workers, or the thread setting not honoured)")
+
+
+def print_kinds(result):
+    model, kinds, peaks = result["layers"]["model"], result["layers"]["kinds"], result["peak"]
+    for threads, rows in kinds.items():
+        total = sum(k["us"] for k in rows)
+        run_ms = latency(result, model, "aotc", int(threads))
+        p = peaks[str(threads)]
+        print(f"\n{model}, {threads} thread(s): aotc time by layer kind (timing hook, median per layer); "
+              f"floors at {p['gflops']:.0f} GFLOP/s and {max(p['copy_gbs'], p['triad_gbs']):.1f} GB/s")
+        print(f"{'kind':<28} {'layers':>6} {'ms':>8} {'share':>6} {'GFLOP/s':>8} "
+              f"{'FLOP floor':>10} {'BW floor':>9} {'time/floor':>10}")
+        for k in rows:
+            print(f"{k['kind']:<28} {k['layers']:>6} {k['us'] / 1e3:8.2f} {100 * k['us'] / total:5.1f}% "
+                  f"{k['flops'] / (k['us'] * 1e3):8.1f} {k['flop_floor_us'] / 1e3:10.2f} "
+                  f"{k['bandwidth_floor_us'] / 1e3:9.2f} {fmt(k['floor_us'] and k['us'] / k['floor_us'], '9.1f', '-'):>9}x")
+        floor = sum(k["floor_us"] for k in rows)
+        print(f"{'total':<28} {sum(k['layers'] for k in rows):>6} {total / 1e3:8.2f} {'':>6} {'':>8} "
+              f"{sum(k['flop_floor_us'] for k in rows) / 1e3:10.2f} "
+              f"{sum(k['bandwidth_floor_us'] for k in rows) / 1e3:9.2f} {total / floor:9.1f}x")
+        print(f"(sum of per-layer medians {total / 1e3:.2f} ms; median whole run {fmt(run_ms, '.2f')} ms "
+              "without the hook)")
+
+
+def print_fixed_cost(fixed):
+    print("\naotc fixed cost (chains of tiny relu layers, 1x8x4x4):")
+    for threads, f in fixed.items():
+        lengths = ", ".join(f"L={length}: {us:.2f} us" for length, us in f["median_us"].items())
+        # Below ~0.1 us the intercept is lost in the medians' noise (it can come out negative).
+        per_run = f"{f['per_run_us']:.2f} us{' (~0)' if f['per_run_us'] < 0.1 else ''}"
+        print(f"  {threads} thread(s): {per_run} per run + {f['per_layer_us']:.3f} us per layer   "
+              f"(median run {lengths}; other processes used {f['background_cores']:.2f} cores)")
+
+
+# ---- charts ----
+
+
+def chart_model(result, model, path):
+    """Latency of every system at every thread count for one model."""
+    threads_list = result["threads"]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    width = 0.8 / len(threads_list)
+    for j, threads in enumerate(threads_list):
+        values = [latency(result, model, s, threads) or 0 for s in SYSTEMS]
+        xs = [i + (j - (len(threads_list) - 1) / 2) * width for i in range(len(SYSTEMS))]
+        bars = ax.bar(xs, values, width, label=f"{threads} thread{'s' if threads > 1 else ''}")
+        ax.bar_label(bars, labels=[f"{v:.1f}" if v else "fail" for v in values], fontsize=8)
+    ax.set_xticks(range(len(SYSTEMS)), [SYSTEM_NAMES[s] for s in SYSTEMS])
+    ax.set_ylabel("median latency per run (ms, lower is better)")
+    ax.set_title(f"{model}, batch 1, 3x224x224")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def chart_layers(model, layer_rows, kinds, path):
+    """Per-layer time against the FLOP and bandwidth floors, one panel per thread count;
+    bars coloured by layer kind (the kinds that take most time get their own colour)."""
+    width = max(12, 0.12 * max(len(rows) for rows in layer_rows.values()))
+    fig, axes = plt.subplots(len(layer_rows), 1, figsize=(width, 4.5 * len(layer_rows)), squeeze=False)
+    top = [k["kind"] for k in next(iter(kinds.values()))[:7]]  # same colours in every panel
+    colours = {kind: plt.cm.tab10(i) for i, kind in enumerate(top)}
+    for ax, (threads, rows) in zip(axes[:, 0], layer_rows.items()):
+        xs = range(len(rows))
+        ax.bar(xs, [r["median_us"] for r in rows], color=[colours.get(r["ops"], "lightgrey") for r in rows])
+        for kind in top:  # legend entries for the bar colours
+            ax.bar([0], [0], color=colours[kind], label=f"aotc: {kind}")
+        ax.step(xs, [r["flop_floor_us"] for r in rows], where="mid", color="black",
+                label="FLOP floor (flops / peak)")
+        ax.step(xs, [r["bandwidth_floor_us"] for r in rows], where="mid", color="magenta",
+                label="bandwidth floor (bytes / DRAM GB/s)")
+        ax.set_yscale("log")
+        ax.set_xlim(-1, len(rows))
+        ax.set_ylabel("microseconds (median, log)")
+        ax.set_title(f"{model}: per layer, {threads} thread(s), in execution order")
+        ax.legend(loc="upper right", fontsize=8, ncol=3)
+    axes[-1, 0].set_xlabel("layer index (names in results.json)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def chart_kinds(model, kinds, path):
+    """Time per layer kind against the summed floors, one panel per thread count."""
+    fig, axes = plt.subplots(1, len(kinds), figsize=(7 * len(kinds), 5), squeeze=False)
+    for ax, (threads, rows) in zip(axes[0], kinds.items()):
+        rows = rows[:12]  # the kinds that matter; the rest are in the printed table
+        ys = range(len(rows))
+        h = 0.27
+        ax.barh([y - h for y in ys], [k["us"] / 1e3 for k in rows], h, label="aotc")
+        ax.barh(ys, [k["flop_floor_us"] / 1e3 for k in rows], h, label="FLOP floor")
+        ax.barh([y + h for y in ys], [k["bandwidth_floor_us"] / 1e3 for k in rows], h,
+                label="bandwidth floor")
+        ax.set_yticks(list(ys), [k["kind"] for k in rows], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel("ms per run (sum over layers of the kind)")
+        ax.set_title(f"{model}, {threads} thread(s): by layer kind")
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_charts(result, out):
+    paths = []
+    for model in result["models"]:
+        paths.append(out / f"latency_{model}.png")
+        chart_model(result, model, paths[-1])
+    if result.get("layers"):
+        model = result["layers"]["model"]
+        paths.append(out / f"layers_{model}.png")
+        chart_layers(model, result["layers"]["layers"], result["layers"]["kinds"], paths[-1])
+        paths.append(out / f"kinds_{model}.png")
+        chart_kinds(model, result["layers"]["kinds"], paths[-1])
+    return paths
+
+
+def write_json(result, path):
+    path.write_text(json.dumps(result, indent=1))
