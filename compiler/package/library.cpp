@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "package/embedded_runtime.h"
 #include "package/package.h"
 #include "support/names.h"
 #include "package/report.h"
@@ -55,6 +56,7 @@ PackageResult write_library(const LoweredModel& model, const CompiledObjects& ob
   fs::copy_file(options.sdk_header, work / "aotc" / "aotc.h", fs::copy_options::overwrite_existing);
   write_text(work / (model.name + ".h"), model_header(model, options.producer));
   write_text(work / "runner.cpp", runner_source(model));
+  write_text(work / "aotc_runtime.h", kRuntimeHeader);
   write_text(work / "weights.bin", std::string(model.weights.begin(), model.weights.end()));
   write_text(work / "weights.S", weights_assembly("aotc_" + id + "_weights", (work / "weights.bin").string()));
 

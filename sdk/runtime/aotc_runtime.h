@@ -1,0 +1,264 @@
+// The runtime every model library carries: aotc embeds this file in the
+// generated runner (one translation unit per library). It serves the Halide
+// kernels two things that Halide's own runtime does in a way a model library
+// cannot use as is:
+//
+//  - Kernel errors. Halide reports a kernel's failure through one error
+//    handler per process (its default prints and exits). aotc chains its
+//    handler once in front of whatever was installed: a message whose
+//    user_context is the aotc_context of a run in progress goes into that
+//    context; any other goes on to the previous handler unchanged (the app's
+//    own Halide code keeps its handler).
+//  - Parallel loops. Halide's thread pool puts its workers to sleep as soon as
+//    a loop ends and wakes them for the next one, and claims each task under a
+//    mutex: a network of many short kernels pays a wake-up per kernel. aotc
+//    installs its own halide_do_par_for once, whose workers spin briefly
+//    between loops (so a run keeps them warm) and claim tasks with an atomic;
+//    they sleep when no loop comes for kSpinMicroseconds. One loop runs on the
+//    pool at a time; a loop started meanwhile by another thread, or from inside
+//    a task, runs serially on its caller. If the app installed a custom
+//    do_par_for of its own, aotc leaves it in place.
+//
+// Everything is `extern "C"` and weak, with a versioned prefix: the model
+// libraries linked into one app share one copy (one pool, one handler, one
+// table of runs), as they share Halide's weak runtime. Nothing here allocates
+// except pthread_create, which runs in set_num_threads (or the first run).
+// No exceptions, RTTI or libstdc++ symbols: C apps link the libraries.
+#ifndef AOTC_RUNTIME_H_
+#define AOTC_RUNTIME_H_
+
+#include <HalideRuntime.h>
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+#include "aotc/aotc.h"
+
+#define AOTC_RT_WEAK __attribute__((weak))
+
+extern "C" {
+
+// ---- Kernel errors ---------------------------------------------------------------
+
+// Runs in progress register their context here (fixed size: no allocation). A
+// run that finds the table full still runs; a failure's message then only
+// names the layer.
+#define AOTC_RT_MAX_RUNS 64
+AOTC_RT_WEAK std::atomic<aotc_context*> aotc_rt1_active_runs[AOTC_RT_MAX_RUNS];
+AOTC_RT_WEAK std::atomic<int> aotc_rt1_handler_state{0};  // 0 none, 1 installing, 2 installed
+AOTC_RT_WEAK halide_error_handler_t aotc_rt1_previous_handler = nullptr;
+
+AOTC_RT_WEAK void aotc_rt1_on_halide_error(void* user_context, const char* message) {
+  for (std::atomic<aotc_context*>& run : aotc_rt1_active_runs) {
+    aotc_context* context = run.load(std::memory_order_acquire);
+    if (context == nullptr || context != user_context) continue;
+    if (context->error[0] == '\0') {
+      std::strncpy(context->error, message, sizeof context->error - 1);
+      context->error[sizeof context->error - 1] = '\0';
+    }
+    return;
+  }
+  if (aotc_rt1_previous_handler != nullptr) aotc_rt1_previous_handler(user_context, message);
+}
+
+AOTC_RT_WEAK void aotc_rt1_install_error_handler(void) {
+  int expected = 0;
+  if (aotc_rt1_handler_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+    aotc_rt1_previous_handler = halide_set_error_handler(aotc_rt1_on_halide_error);
+    aotc_rt1_handler_state.store(2, std::memory_order_release);
+  } else {
+    while (aotc_rt1_handler_state.load(std::memory_order_acquire) != 2) {
+    }
+  }
+}
+
+// The slot `context` took in the table, or -1.
+AOTC_RT_WEAK int aotc_rt1_register_run(aotc_context* context) {
+  for (int i = 0; i < AOTC_RT_MAX_RUNS; ++i) {
+    aotc_context* empty = nullptr;
+    if (aotc_rt1_active_runs[i].compare_exchange_strong(empty, context, std::memory_order_acq_rel)) return i;
+  }
+  return -1;
+}
+
+AOTC_RT_WEAK void aotc_rt1_unregister_run(int slot) {
+  if (slot >= 0) aotc_rt1_active_runs[slot].store(nullptr, std::memory_order_release);
+}
+
+// ---- Parallel loops ----------------------------------------------------------------
+
+#define AOTC_RT_MAX_THREADS 64
+// How long an idle worker spins for the next loop before it sleeps.
+#define AOTC_RT_SPIN_MICROSECONDS 300
+
+// The loop on the pool. Loops alternate between two slots: a worker claims an
+// iteration by a compare-exchange on `claim` (the loop's generation and next
+// iteration) and only then reads the slot, which the pool cannot refill before
+// that iteration is done.
+struct aotc_rt1_loop {
+  std::atomic<halide_task_t> task;
+  std::atomic<void*> user_context;
+  std::atomic<uint8_t*> closure;
+  std::atomic<int> min, size, done, result;
+};
+
+struct aotc_rt1_pool_state {
+  aotc_rt1_loop loops[2];
+  std::atomic<uint64_t> claim;          // (generation << 32) | next iteration
+  std::atomic<int> busy;                // a loop is on the pool
+  std::atomic<int> workers_wanted;      // threads - 1
+  std::atomic<int> sleeping;
+  std::atomic<int> install_state;       // 0 not yet, 1 installing, 2 ours, 3 the app's
+  int workers_started;                  // under mutex
+  pthread_mutex_t mutex;
+  pthread_cond_t wake;
+};
+
+AOTC_RT_WEAK aotc_rt1_pool_state aotc_rt1_pool = {
+    {}, {0}, {0}, {0}, {0}, {0}, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+AOTC_RT_WEAK thread_local int aotc_rt1_inside_task = 0;
+
+static inline uint32_t aotc_rt1_generation(uint64_t claim) { return static_cast<uint32_t>(claim >> 32); }
+
+static inline void aotc_rt1_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static inline double aotc_rt1_now_microseconds(void) {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) * 1e-3;
+}
+
+// Runs iterations of the current loop until none is left to claim.
+AOTC_RT_WEAK void aotc_rt1_work(void) {
+  aotc_rt1_pool_state& pool = aotc_rt1_pool;
+  for (;;) {
+    uint64_t claim = pool.claim.load(std::memory_order_acquire);
+    aotc_rt1_loop& loop = pool.loops[aotc_rt1_generation(claim) & 1];
+    const int i = static_cast<int>(claim & 0xffffffffu);
+    if (i >= loop.size.load(std::memory_order_relaxed)) return;
+    if (!pool.claim.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel)) continue;
+    aotc_rt1_inside_task = 1;
+    const int result = loop.task.load(std::memory_order_relaxed)(
+        loop.user_context.load(std::memory_order_relaxed), loop.min.load(std::memory_order_relaxed) + i,
+        loop.closure.load(std::memory_order_relaxed));
+    aotc_rt1_inside_task = 0;
+    if (result != 0) {
+      int ok = 0;
+      loop.result.compare_exchange_strong(ok, result);
+    }
+    loop.done.fetch_add(1, std::memory_order_release);
+  }
+}
+
+AOTC_RT_WEAK void* aotc_rt1_worker(void* arg) {
+  aotc_rt1_pool_state& pool = aotc_rt1_pool;
+  const int index = static_cast<int>(reinterpret_cast<intptr_t>(arg));
+  uint32_t seen = aotc_rt1_generation(pool.claim.load(std::memory_order_acquire));
+  for (;;) {
+    // Spin for the next loop, then sleep until one comes.
+    const double deadline = aotc_rt1_now_microseconds() + AOTC_RT_SPIN_MICROSECONDS;
+    while (aotc_rt1_generation(pool.claim.load(std::memory_order_acquire)) == seen) {
+      for (int k = 0; k < 64; ++k) aotc_rt1_pause();
+      if (aotc_rt1_now_microseconds() > deadline) {
+        pthread_mutex_lock(&pool.mutex);
+        pool.sleeping.fetch_add(1);
+        while (aotc_rt1_generation(pool.claim.load()) == seen) pthread_cond_wait(&pool.wake, &pool.mutex);
+        pool.sleeping.fetch_sub(1);
+        pthread_mutex_unlock(&pool.mutex);
+      }
+    }
+    seen = aotc_rt1_generation(pool.claim.load(std::memory_order_acquire));
+    if (index < pool.workers_wanted.load(std::memory_order_relaxed)) aotc_rt1_work();
+  }
+  return nullptr;
+}
+
+// halide_do_par_for on the pool: publish the loop, take part, wait for the rest.
+AOTC_RT_WEAK int aotc_rt1_do_par_for(void* user_context, halide_task_t task, int min, int size, uint8_t* closure) {
+  aotc_rt1_pool_state& pool = aotc_rt1_pool;
+  int idle = 0;
+  if (size <= 1 || aotc_rt1_inside_task || pool.workers_wanted.load(std::memory_order_relaxed) == 0 ||
+      !pool.busy.compare_exchange_strong(idle, 1, std::memory_order_acquire)) {
+    for (int i = 0; i < size; ++i)
+      if (const int result = task(user_context, min + i, closure); result != 0) return result;
+    return 0;
+  }
+  const uint32_t generation = aotc_rt1_generation(pool.claim.load(std::memory_order_relaxed)) + 1;
+  aotc_rt1_loop& loop = pool.loops[generation & 1];
+  loop.task.store(task, std::memory_order_relaxed);
+  loop.user_context.store(user_context, std::memory_order_relaxed);
+  loop.closure.store(closure, std::memory_order_relaxed);
+  loop.min.store(min, std::memory_order_relaxed);
+  loop.size.store(size, std::memory_order_relaxed);
+  loop.done.store(0, std::memory_order_relaxed);
+  loop.result.store(0, std::memory_order_relaxed);
+  pool.claim.store(static_cast<uint64_t>(generation) << 32);  // seq_cst: pairs with `sleeping`
+  if (pool.sleeping.load() > 0) {
+    pthread_mutex_lock(&pool.mutex);
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.mutex);
+  }
+  aotc_rt1_work();
+  while (loop.done.load(std::memory_order_acquire) < size) aotc_rt1_pause();
+  const int result = loop.result.load(std::memory_order_relaxed);
+  pool.busy.store(0, std::memory_order_release);
+  return result;
+}
+
+// The pool takes over halide_do_par_for, once, unless the app installed its own.
+AOTC_RT_WEAK void aotc_rt1_install_pool(void) {
+  aotc_rt1_pool_state& pool = aotc_rt1_pool;
+  int expected = 0;
+  if (pool.install_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+    const halide_do_par_for_t previous = halide_set_custom_do_par_for(aotc_rt1_do_par_for);
+    const bool app_owns_it = previous != halide_default_do_par_for;
+    if (app_owns_it) halide_set_custom_do_par_for(previous);
+    pool.install_state.store(app_owns_it ? 3 : 2, std::memory_order_release);
+  } else {
+    while (pool.install_state.load(std::memory_order_acquire) == 1) {
+    }
+  }
+}
+
+// Threads taking part in parallel loops, the caller included (0: one per core).
+// Starts the workers now, so that runs allocate nothing.
+AOTC_RT_WEAK void aotc_rt1_set_num_threads(int threads) {
+  aotc_rt1_pool_state& pool = aotc_rt1_pool;
+  if (threads == 0) threads = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  if (threads < 1) threads = 1;
+  if (threads > AOTC_RT_MAX_THREADS) threads = AOTC_RT_MAX_THREADS;
+  aotc_rt1_install_pool();
+  halide_set_num_threads(threads);  // for loops that run on Halide's pool instead
+  pthread_mutex_lock(&pool.mutex);
+  while (pool.workers_started < threads - 1) {
+    pthread_t thread;
+    if (pthread_create(&thread, nullptr, aotc_rt1_worker, reinterpret_cast<void*>(intptr_t{pool.workers_started})) != 0)
+      break;
+    pthread_detach(thread);
+    ++pool.workers_started;
+  }
+  pool.workers_wanted.store(threads - 1 < pool.workers_started ? threads - 1 : pool.workers_started);
+  pthread_mutex_unlock(&pool.mutex);
+}
+
+// Before a run: the handler and the pool, with one thread per core unless
+// set_num_threads chose otherwise.
+AOTC_RT_WEAK void aotc_rt1_prepare_run(void) {
+  aotc_rt1_install_error_handler();
+  if (aotc_rt1_pool.install_state.load(std::memory_order_acquire) == 0) aotc_rt1_set_num_threads(0);
+}
+
+}  // extern "C"
+
+#endif  // AOTC_RUNTIME_H_
