@@ -52,8 +52,8 @@ Kernel concat(const ConcatSpec& spec, const Halide::Target& target) {
 
   /* schedule */
   // Each copy: the innermost dim vectorised, the outermost dim with more than
-  // one iteration parallel (the slices of a copy are disjoint, so Halide can
-  // prove an axis RDom race-free).
+  // one iteration parallel in tasks (the slices of a copy are disjoint, so
+  // Halide can prove an axis RDom race-free).
   const int native = native_lanes(target);
   for (size_t i = 0; i < inputs; ++i) {
     Halide::Stage copy = output.update(static_cast<int>(i));
@@ -66,12 +66,14 @@ Kernel concat(const ConcatSpec& spec, const Halide::Target& target) {
     if (lanes > 1) copy.vectorize(loops[0], lanes, Halide::TailStrategy::GuardWithIf);
     for (size_t d = rank; d-- > 1;)
       if (in[rank - 1 - d] > 1) {
-        copy.parallel(loops[d]);
+        int64_t inside = 1;  // elements per iteration of loop d
+        for (size_t k = rank - d; k < rank; ++k) inside *= in[k];
+        parallel_in_tasks(copy, loops[d], in[rank - 1 - d], inside);
         break;
       }
   }
   kernel.schedule = "concat of " + std::to_string(inputs) + " along axis " + std::to_string(spec.axis) +
-                    ": one vectorised copy per input, parallel over the outermost dim" +
+                    ": one vectorised copy per input, parallel in tasks over the outermost dim" +
                     (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));
   kernel.output = output;
   return kernel;

@@ -51,8 +51,10 @@ Kernel depth_to_space(const DepthToSpaceSpec& spec, const Halide::Target& target
     description = "vec" + std::to_string(lanes);
   }
   Halide::Var yc("yc"), tasks("tasks");
-  output.fuse(y, c, yc).fuse(yc, n, tasks).parallel(tasks);
-  kernel.schedule = "depth_to_space block " + std::to_string(b) + ": " + description + ", parallel(rows)" +
+  output.fuse(y, c, yc).fuse(yc, n, tasks);
+  const std::string parallel =
+      parallel_in_tasks(output, tasks, out_shape[0] * out_shape[1] * out_shape[2], out_shape[3]);
+  kernel.schedule = "depth_to_space block " + std::to_string(b) + ": " + description + ", rows " + parallel +
                     (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));
   kernel.output = output;
   return kernel;

@@ -137,10 +137,40 @@ std::string schedule_pointwise(Halide::Func& output, const Shape& shape, bool fu
       output.fuse(dims[i].var, outer.var, fused_outer);
       outer = fused_outer;
     }
-    output.parallel(outer.var);
-    description += ", parallel(outer dims)";
+    description += ", " + parallel_in_tasks(output, outer, num_elements(shape) / inner, inner);
   }
   return description;
+}
+
+namespace {
+
+// Iterations per task, or 0 for a serial loop.
+int64_t iterations_per_task(int64_t iterations, int64_t work_per_iteration) {
+  if (iterations < 2 || iterations * work_per_iteration < 2 * kMinTaskWork) return 0;
+  return std::max<int64_t>(1, (kMinTaskWork + work_per_iteration - 1) / work_per_iteration);
+}
+
+std::string tasks_description(int64_t per_task) {
+  return per_task == 0 ? "serial" : "parallel in tasks of " + std::to_string(per_task);
+}
+
+}  // namespace
+
+std::string parallel_in_tasks(Halide::Stage stage, const Halide::VarOrRVar& loop, int64_t iterations,
+                              int64_t work_per_iteration) {
+  const int64_t per_task = iterations_per_task(iterations, work_per_iteration);
+  if (per_task == 1) stage.parallel(loop);
+  if (per_task > 1) stage.parallel(loop, static_cast<int>(per_task), Halide::TailStrategy::GuardWithIf);
+  return tasks_description(per_task);
+}
+
+std::string parallel_in_tasks(Halide::Stage stage, const Halide::Var& loop, int64_t iterations,
+                              int64_t work_per_iteration, const Halide::Var& iteration) {
+  const int64_t per_task = iterations_per_task(iterations, work_per_iteration);
+  stage.split(loop, loop, iteration, static_cast<int>(std::max<int64_t>(per_task, 1)),
+              Halide::TailStrategy::GuardWithIf);
+  if (per_task > 0) stage.parallel(loop);
+  return tasks_description(per_task);
 }
 
 void stage_on_stack(Halide::Func& staged, int lanes) {

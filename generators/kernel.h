@@ -108,6 +108,20 @@ void require_broadcastable(const Shape& operand, const Shape& output, const std:
 std::string schedule_pointwise(Halide::Func& output, const Shape& shape, bool fuse_rows,
                                const Halide::Target& target);
 
+// Parallel loops cost the thread pool a wake-up per loop and a lock per task:
+// tasks hold at least this much work, and a loop with less than two tasks'
+// worth runs serially. Work: elements written (memory-bound kernels).
+constexpr int64_t kMinTaskWork = 16 * 1024;
+
+// Parallelises `loop` of `stage` (`iterations` of `work_per_iteration` each) in
+// tasks of at least kMinTaskWork, or leaves it serial. Returns its description.
+std::string parallel_in_tasks(Halide::Stage stage, const Halide::VarOrRVar& loop, int64_t iterations,
+                              int64_t work_per_iteration);
+// The same, always splitting `loop` into tasks (`loop`) of iterations
+// (`iteration`), so that a Func can be computed per iteration.
+std::string parallel_in_tasks(Halide::Stage stage, const Halide::Var& loop, int64_t iterations,
+                              int64_t work_per_iteration, const Halide::Var& iteration);
+
 // Schedules `staged` (computed at some loop of a consumer) into a stack
 // buffer whose rows start on a vector boundary, vectorised along dim 0. The
 // caller keeps the buffer within kMaxStagedBytes.

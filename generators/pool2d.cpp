@@ -138,7 +138,9 @@ Kernel pool2d(const Pool2dSpec& spec, const Halide::Target& target) {
   // planes (n, c) in parallel.
   const int lanes = lanes_for_extent(spec.output_shape[3], native_lanes(target));
   Var xo("xo"), xi("xi"), planes("planes");
-  output.split(f.x, xo, xi, lanes).reorder(xi, xo, f.y, f.c, f.n).fuse(f.c, f.n, planes).parallel(planes);
+  output.split(f.x, xo, xi, lanes).reorder(xi, xo, f.y, f.c, f.n).fuse(f.c, f.n, planes);
+  const Shape& out = spec.output_shape;
+  const std::string parallel = parallel_in_tasks(output, planes, out[0] * out[1], out[2] * out[3]);
   f.window.compute_at(output, xo);
   if (lanes > 1) {
     output.vectorize(xi);
@@ -156,7 +158,7 @@ Kernel pool2d(const Pool2dSpec& spec, const Halide::Target& target) {
   }
   kernel.output = output;
   kernel.schedule = std::string("pool2d ") + kind_name(spec.kind) + ": vec" + std::to_string(lanes) +
-                    "(w), parallel(n*c)" + padding +
+                    "(w), planes " + parallel + padding +
                     (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));
   return kernel;
 }

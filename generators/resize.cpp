@@ -175,16 +175,17 @@ Kernel resize(const ResizeSpec& spec, const Halide::Target& target) {
     if (lanes > 1) output.vectorize(x, lanes);
     description += "gathers along output rows, vec" + std::to_string(lanes);
   }
-  Var yc("yc"), tasks("tasks");
-  output.fuse(y, c, yc).fuse(yc, n, tasks).parallel(tasks);
+  Var yc("yc"), tasks("tasks"), row("row");
+  output.fuse(y, c, yc).fuse(yc, n, tasks);
+  description += ", rows " + parallel_in_tasks(output, tasks, out_shape[0] * out_shape[1] * out_shape[2], out_w, row);
   const int row_lanes = lanes_for_extent(in_w, native);
   const int64_t row_bytes = (in_w + row_lanes - 1) / row_lanes * row_lanes * 4;
   if (bilinear && row_bytes <= kMaxStagedBytes) {
-    rows.compute_at(output, tasks);
+    rows.compute_at(output, row);
     stage_on_stack(rows, row_lanes);
     description += ", input rows blended on the stack";
   }
-  kernel.schedule = description + ", parallel(rows)" +
+  kernel.schedule = description +
                     (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));
   kernel.output = output;
   return kernel;

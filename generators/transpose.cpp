@@ -28,11 +28,11 @@ int innermost_var(const Shape& out_shape, Wanted wanted) {
   return -1;
 }
 
-// Orders the loops of `output`: `inner` (innermost first), then the vars not
-// `placed` there, in their order, fused into one parallel loop. Returns false
-// when there were none (nothing is parallel yet).
+// Orders the loops of `output` (of `out_shape`): `inner` (innermost first), then
+// the vars not `placed` there, in their order, fused into one loop, parallel in
+// tasks. Returns false when there were none (nothing is parallel yet).
 bool order_and_parallelise(Halide::Func& output, const std::vector<Halide::VarOrRVar>& inner,
-                           const std::vector<Var>& vars, const std::vector<int>& placed) {
+                           const std::vector<Var>& vars, const std::vector<int>& placed, const Shape& out_shape) {
   std::vector<Var> rest;
   for (int v = 0; v < static_cast<int>(vars.size()); ++v)
     if (std::find(placed.begin(), placed.end(), v) == placed.end()) rest.push_back(vars[static_cast<size_t>(v)]);
@@ -41,12 +41,14 @@ bool order_and_parallelise(Halide::Func& output, const std::vector<Halide::VarOr
   output.reorder(order);
   if (rest.empty()) return false;
   Var outer = rest.back();
+  int64_t placed_elements = 1;
+  for (int v : placed) placed_elements *= out_shape[out_shape.size() - 1 - static_cast<size_t>(v)];
   for (size_t i = rest.size() - 1; i-- > 0;) {
     Var fused(rest[i].name() + "_" + outer.name());
     output.fuse(rest[i], outer, fused);
     outer = fused;
   }
-  output.parallel(outer);
+  parallel_in_tasks(output, outer, num_elements(out_shape) / placed_elements, placed_elements);
   return true;
 }
 
@@ -114,10 +116,10 @@ Kernel transpose(const TransposeSpec& spec, const Halide::Target& target) {
     const Var whole = a_short ? va : vb, along = a_short ? vb : va;
     const int64_t whole_extent = a_short ? extent_a : extent_b;
     const int lanes = lanes_for_extent(a_short ? extent_b : extent_a, native_lanes(target));
-    order_and_parallelise(output, {whole, along}, vars, {a, b});
+    order_and_parallelise(output, {whole, along}, vars, {a, b}, out_shape);
     output.bound(whole, 0, static_cast<int>(whole_extent)).unroll(whole).vectorize(along, lanes);
     kernel.schedule = "transpose interleaved: " + std::to_string(whole_extent) + " unrolled x vec" +
-                      std::to_string(lanes) + ", parallel(outer dims)" + epilogue;
+                      std::to_string(lanes) + ", parallel(outer dims) in tasks" + epilogue;
     kernel.output = output;
     return kernel;
   }
@@ -125,13 +127,14 @@ Kernel transpose(const TransposeSpec& spec, const Halide::Target& target) {
   const int lanes_a = lanes_for_extent(extent_a, tile_lanes), lanes_b = lanes_for_extent(extent_b, tile_lanes);
   Var ao("ao"), ai("ai"), bo("bo"), bi("bi");
   output.split(va, ao, ai, lanes_a).split(vb, bo, bi, lanes_b);
-  if (!order_and_parallelise(output, {ai, bi, ao, bo}, vars, {a, b})) output.parallel(bo);
+  if (!order_and_parallelise(output, {ai, bi, ao, bo}, vars, {a, b}, out_shape))
+    parallel_in_tasks(output, bo, (extent_b + lanes_b - 1) / lanes_b, extent_a * lanes_b);
   output.vectorize(ai).unroll(bi);
   const Var staged_a = in_vars[static_cast<size_t>(rank - 1 - input_dim_of(a))];
   const Var staged_b = in_vars[static_cast<size_t>(rank - 1 - input_dim_of(b))];
   staged.compute_at(output, ao).vectorize(staged_b).unroll(staged_a);
   kernel.schedule = "transpose tiled: " + std::to_string(lanes_a) + "x" + std::to_string(lanes_b) +
-                    " tiles staged, parallel(outer dims)" + epilogue;
+                    " tiles staged, parallel(outer dims) in tasks" + epilogue;
   kernel.output = output;
   return kernel;
 }
