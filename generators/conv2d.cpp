@@ -316,16 +316,18 @@ void schedule_vectorize_channels(ConvFuncs& f, const Plan& p) {
 }
 
 // One input channel per output channel: vectors along rows times tile_rows
-// rows; the channel's padded rows staged per row tile; parallel over channels.
-void schedule_depthwise(ConvFuncs& f, const Plan& p) {
+// rows; the channel's padded rows staged per row tile; parallel over channels
+// in tasks (deep layers have hundreds of 7x7 planes). Returns how it is parallel.
+std::string schedule_depthwise(ConvFuncs& f, const Plan& p, const Conv2dSpec& s, const Geometry& g) {
   Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), planes("planes");
   f.output.split(f.x, xo, xi, p.tile_w)
       .split(f.y, yo, yi, p.tile_rows)
       .reorder(xi, yi, xo, yo, f.o, f.n)
       .vectorize(xi, p.lanes)
       .unroll(yi)
-      .fuse(f.o, f.n, planes)
-      .parallel(planes);
+      .fuse(f.o, f.n, planes);
+  const std::string parallel =
+      parallel_in_tasks(f.output, planes, g.n * g.o, g.oh * g.ow * s.kernel[0] * s.kernel[1]);
   f.conv.compute_at(f.output, xo).vectorize(f.x, p.lanes).unroll(f.x).unroll(f.y);
   f.conv.update()
       .reorder(f.x, f.y, f.r.x, f.r.y, f.r.z, f.o, f.n, f.k)
@@ -335,6 +337,7 @@ void schedule_depthwise(ConvFuncs& f, const Plan& p) {
       .unroll(f.r.x)
       .unroll(f.r.y);
   if (p.padding == Padding::kStagedRows) f.padded.compute_at(f.output, yo);
+  return parallel;
 }
 
 }  // namespace
@@ -415,11 +418,12 @@ Kernel conv2d(const Conv2dSpec& spec, const Halide::Target& target) {
              std::to_string(plan.lanes) + " lanes (o) x " + std::to_string(plan.tile_w) + " pixels x " +
              std::to_string(plan.tile_rows) + " rows";
       break;
-    case Plan::Kind::kDepthwise:
-      schedule_depthwise(f, plan);
+    case Plan::Kind::kDepthwise: {
+      const std::string parallel = schedule_depthwise(f, plan, spec, g);
       tile = "conv2d depthwise: tile " + std::to_string(plan.tile_w / plan.lanes) + "x" + std::to_string(plan.lanes) +
-             " lanes (w) x " + std::to_string(plan.tile_rows) + " rows";
+             " lanes (w) x " + std::to_string(plan.tile_rows) + " rows, planes " + parallel;
       break;
+    }
   }
   if (plan.padding == Padding::kStagedRows || chunked) stage_on_stack(f.padded, plan.staging_lanes);
   kernel.schedule = tile + ", " + padding_description(plan) +
