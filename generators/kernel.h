@@ -127,7 +127,9 @@ std::string parallel_in_tasks(Halide::Stage stage, const Halide::Var& loop, int6
 // caller keeps the buffer within kMaxStagedBytes.
 // Aligned rows are needed, not just faster: Halide 14 turns strided loads
 // from internal buffers into aligned dense loads, which faulted on rows of
-// odd length (stride-2 kernels).
+// odd length (stride-2 kernels). With stride 3 (and dilation 2) even aligned
+// rows faulted (max pooling, found by aotc-fuzz); align_bounds then broke
+// stride-2 convs: pool2d stages only up to stride 2.
 void stage_on_stack(Halide::Func& staged, int lanes);
 
 }  // namespace aotc::gen

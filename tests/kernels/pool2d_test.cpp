@@ -83,6 +83,8 @@ INSTANTIATE_TEST_SUITE_P(Max, Pool2dKernel, ::testing::Values(
     PoolCase{"very_wide_rows", OpKind::MaxPool2d, {1, 2, 5, 2100}, {3, 3}, {1, 1}, {1, 1, 1, 1}},
     // A NaN in a window gives NaN, as in PyTorch, wherever it is in the window
     // and whatever the window's other values (x86's maxps alone would drop it).
+    // Found by aotc-fuzz: stride 3 and dilation 2 over a staged row.
+    PoolCase{"stride3_dilation2_staged", OpKind::MaxPool2d, {1, 2, 4, 37}, {1, 3}, {1, 3}, {0, 1, 0, 1}, {2, 2}},
     PoolCase{"nan_in_windows", OpKind::MaxPool2d, {1, 3, 19, 21}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false, true, {1, 1}, {relu()}, 37}
 ), [](const auto& info) { return info.param.name; });
 
