@@ -327,7 +327,7 @@ std::string schedule_depthwise(ConvFuncs& f, const Plan& p, const Conv2dSpec& s,
       .unroll(yi)
       .fuse(f.o, f.n, planes);
   const std::string parallel =
-      parallel_in_tasks(f.output, planes, g.n * g.o, g.oh * g.ow * s.kernel[0] * s.kernel[1]);
+      parallel_in_tasks(f.output, planes, g.n * g.o, g.oh * g.ow * s.kernel[0] * s.kernel[1] / kMacsPerElement);
   f.conv.compute_at(f.output, xo).vectorize(f.x, p.lanes).unroll(f.x).unroll(f.y);
   f.conv.update()
       .reorder(f.x, f.y, f.r.x, f.r.y, f.r.z, f.o, f.n, f.k)

@@ -108,10 +108,13 @@ void require_broadcastable(const Shape& operand, const Shape& output, const std:
 std::string schedule_pointwise(Halide::Func& output, const Shape& shape, bool fuse_rows,
                                const Halide::Target& target);
 
-// Parallel loops cost the thread pool a wake-up per loop and a lock per task:
-// tasks hold at least this much work, and a loop with less than two tasks'
-// worth runs serially. Work: elements written (memory-bound kernels).
+// Parallel loops cost the pool a wake-up per loop and an atomic claim per
+// task: tasks hold at least this much work, and a loop with less than two
+// tasks' worth runs serially. Work: elements read or written by memory-bound
+// kernels; multiply-adds / kMacsPerElement for arithmetic ones (one element of
+// traffic costs about as long as 16 multiply-adds on one core).
 constexpr int64_t kMinTaskWork = 16 * 1024;
+constexpr int64_t kMacsPerElement = 16;
 
 // Parallelises `loop` of `stage` (`iterations` of `work_per_iteration` each) in
 // tasks of at least kMinTaskWork, or leaves it serial. Returns its description.

@@ -256,6 +256,8 @@ class Generator:
                0, 0]
         pad[2] = pad[0] if self.rng.random() < 0.7 else self.rng.randrange(0, kh + 1)
         pad[3] = pad[1] if self.rng.random() < 0.7 else self.rng.randrange(0, kw + 1)
+        if self.rng.random() < 0.2:  # a plain 1x1 conv, which has a GEMM kernel of its own
+            groups, o, (kh, kw), stride, pad = 1, self.choice([1, 8, 10, 16, 24]), (1, 1), [1, 1], [0, 0, 0, 0]
         oh = window_extent(h, kh, stride[0], pad[0], pad[2], dilation[0])
         ow = window_extent(w, kw, stride[1], pad[1], pad[3], dilation[1])
         if oh < 1 or ow < 1 or n * o * oh * ow > MAX_ELEMENTS:

@@ -16,6 +16,7 @@
 #include "generators/elementwise.h"
 #include "generators/linear.h"
 #include "generators/pad.h"
+#include "generators/pointwise_conv.h"
 #include "generators/pool2d.h"
 #include "generators/resize.h"
 #include "generators/softmax.h"
@@ -242,6 +243,53 @@ class Lowering {
 
   void lower_node(const Node& node);
 
+  // A 1x1 convolution over a large enough map, as a GEMM over flattened pixels
+  // (generators/pointwise_conv.h): the input, output and epilogue operands are
+  // passed as [N, C, H*W] views. Returns false when the conv or an epilogue
+  // operand does not fit that view.
+  bool lower_pointwise_conv(const Node& node) {
+    const auto& a = node.attr<Conv2dAttrs>();
+    const Tensor& w = constant_input(node, 1, "weight");
+    const Shape& x = g_.tensor(node.inputs[0]).shape;
+    if (w.shape[2] != 1 || w.shape[3] != 1 || a.stride != std::array<int, 2>{1, 1} ||
+        a.pad != std::array<int, 4>{0, 0, 0, 0} || a.groups != 1 || x[2] * x[3] < gen::kMinPointwisePixels)
+      return false;
+    gen::PointwiseConvSpec spec;
+    spec.batch = x[0];
+    spec.in_channels = x[1];
+    spec.pixels = x[2] * x[3];
+    spec.out_channels = w.shape[0];
+    spec.has_bias = node.op_operand_count() == 3;
+    spec.epilogue = epilogue(node);
+    // Operands of add/mul/prelu broadcast along both of H and W or along
+    // neither flatten with them; affine's [O] vectors are read by channel.
+    std::vector<Shape> operand_views;
+    for (size_t i = 0; i < node.epilogue.size(); ++i) {
+      const PostOp& p = node.epilogue[i];
+      for (TensorId id : node.post_op_operands(p)) {
+        Shape s = g_.tensor(id).shape;
+        if (p.kind != PostOpKind::kAffine) {
+          s.insert(s.begin(), 4 - s.size(), 1);  // NumPy: aligned from the right
+          if ((s[2] == 1) != (s[3] == 1) && x[2] != 1 && x[3] != 1) return false;
+          s = {s[0], s[1], s[2] * s[3]};
+          spec.epilogue[i].operand_shape = s;
+        }
+        operand_views.push_back(s);
+      }
+    }
+    std::vector<BufferRef> args = {ref(node.inputs[0], {spec.batch, spec.in_channels, spec.pixels}),
+                                   packed(gen::pack_pointwise_conv_weights(spec, w.data->data()))};
+    if (spec.has_bias) args.push_back(ref(node.inputs[2]));
+    for (size_t i = node.op_operand_count(), k = 0; i < node.inputs.size(); ++i, ++k)
+      args.push_back(ref(node.inputs[i], operand_views[k]));
+    args.push_back(ref(node.outputs[0], {spec.batch, spec.out_channels, spec.pixels}));
+    const double outputs = static_cast<double>(spec.batch * spec.out_channels * spec.pixels);
+    add_node_call(node, std::move(args),
+                  2 * outputs * static_cast<double>(spec.in_channels) + outputs * static_cast<double>(node.epilogue.size()),
+                  [spec](const Halide::Target& t) { return gen::pointwise_conv(spec, t); });
+    return true;
+  }
+
   // A concat whose output the memory plan laid out as slices: the inputs that
   // their producers already wrote in place cost nothing; the others are copied
   // into their slices. Returns false when the plan made no slices for it.
@@ -283,6 +331,7 @@ void Lowering::lower_node(const Node& node) {
 
   switch (node.op) {
     case OpKind::Conv2d: {
+      if (lower_pointwise_conv(node)) return;
       const auto& a = node.attr<Conv2dAttrs>();
       const Tensor& w = constant_input(node, 1, "weight");
       gen::Conv2dSpec spec;

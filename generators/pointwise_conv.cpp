@@ -1,0 +1,83 @@
+#include "generators/pointwise_conv.h"
+
+#include <algorithm>
+
+#include "generators/epilogue.h"
+
+namespace aotc::gen {
+namespace {
+
+using Halide::Func;
+using Halide::Var;
+
+// Output channels per packed block and register tile: eight broadcast weights
+// per input channel, with three vectors of pixels 24 accumulators (AVX-512,
+// NEON), one vector 8 (AVX2).
+constexpr int64_t kBlock = 8;
+
+void require_valid(const PointwiseConvSpec& s) {
+  require(s.batch >= 1 && s.in_channels >= 1 && s.pixels >= 1 && s.out_channels >= 1,
+          "pointwise_conv: extents must be positive");
+}
+
+int64_t block_size(const PointwiseConvSpec& s) { return largest_divisor_at_most(s.out_channels, kBlock); }
+
+}  // namespace
+
+PackedWeights pack_pointwise_conv_weights(const PointwiseConvSpec& spec, const float* oc) {
+  require_valid(spec);
+  const int64_t block = block_size(spec), c_count = spec.in_channels;
+  PackedWeights packed;
+  packed.shape = {spec.out_channels / block, c_count, block};
+  packed.data.resize(static_cast<size_t>(num_elements(packed.shape)));
+  for (int64_t o = 0; o < spec.out_channels; ++o)
+    for (int64_t c = 0; c < c_count; ++c)
+      packed.data[static_cast<size_t>((o / block * c_count + c) * block + o % block)] = oc[o * c_count + c];
+  return packed;
+}
+
+Kernel pointwise_conv(const PointwiseConvSpec& spec, const Halide::Target& target) {
+  require_valid(spec);
+  const int64_t block = block_size(spec);
+  const Shape out_shape{spec.batch, spec.out_channels, spec.pixels};
+  Kernel kernel;
+  Halide::ImageParam input = dense_input("input", {spec.batch, spec.in_channels, spec.pixels});
+  Halide::ImageParam weights = dense_input("weights", {spec.out_channels / block, spec.in_channels, block});
+  kernel.inputs = {input, weights};
+  if (spec.has_bias) kernel.inputs.push_back(dense_input("bias", {spec.out_channels}));
+
+  /* algorithm */
+  Var p("p"), o("o"), n("n");
+  Func acc("acc"), output("pointwise_conv");
+  Halide::RDom c(0, static_cast<int>(spec.in_channels), "c");
+  const int b = static_cast<int>(block);
+  acc(p, o, n) = spec.has_bias ? kernel.inputs[2](o) : Halide::Expr(0.0f);
+  acc(p, o, n) += input(p, c, n) * weights(o % b, c, o / b);
+  output(p, o, n) = apply_epilogue(acc(p, o, n), spec.epilogue, {n, o, p}, out_shape, kernel.inputs);
+  constrain_output(output, out_shape);
+
+  /* schedule */
+  const int lanes = lanes_for_extent(spec.pixels, native_lanes(target));
+  const int vectors = static_cast<int>(
+      std::clamp<int64_t>(accumulator_registers(target) / block, 1, spec.pixels / lanes));
+  const int tile_p = lanes * vectors;
+  Var po("po"), pi("pi"), oo("oo"), oi("oi"), tiles("tiles");
+  // Channel blocks outside pixel tiles: a block's weights (C x B) stay in L1
+  // while the tiles stream the input. The last pixel tile shifts inwards
+  // (recomputing a few pixels; the output never overwrites an input).
+  output.split(p, po, pi, tile_p).split(o, oo, oi, b).reorder(pi, oi, po, oo, n).vectorize(pi, lanes).unroll(pi).unroll(oi);
+  Var tasks("tasks"), tile("tile");
+  output.fuse(po, oo, tiles).fuse(tiles, n, tasks);
+  const int64_t tile_count = (spec.pixels + tile_p - 1) / tile_p * (spec.out_channels / block) * spec.batch;
+  const std::string parallel =
+      parallel_in_tasks(output, tasks, tile_count, tile_p * block * spec.in_channels / kMacsPerElement, tile);
+  acc.compute_at(output, tile).vectorize(p, lanes).unroll(p).unroll(o);
+  acc.update().reorder(p, o, c, n).vectorize(p, lanes).unroll(p).unroll(o);
+  kernel.output = output;
+  kernel.schedule = "pointwise conv: tile " + std::to_string(vectors) + "x" + std::to_string(lanes) + " lanes (pixels) x " +
+                    std::to_string(block) + " channels, tiles " + parallel +
+                    (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));
+  return kernel;
+}
+
+}  // namespace aotc::gen

@@ -1,0 +1,38 @@
+// A 1x1 convolution (stride 1, no padding, groups 1) as a register-blocked
+// GEMM over flattened pixels: with NCHW, the input [N, C, H, W] is the matrix
+// [N, C, P] (P = H*W, dense), and
+//
+//   out[n, o, p] = bias[o] + sum_c in[n, c, p] * w[o, c],   then the epilogue.
+//
+// Kernel inputs: (input [N, C, P], packed weights, bias [O] if has_bias,
+// epilogue operands shaped against [N, O, P]...); output [N, O, P]. The
+// lowering passes the 4-D tensors as these 3-D views (the bytes are the same).
+//
+// Schedule: a register tile of a few vectors of pixels times one packed block
+// of output channels accumulates over c, so each input vector loaded serves the
+// block's channels and each weight broadcast serves the tile's pixels. Unlike
+// conv2d's vectorise-width tiles, tiles never straddle a row end (no lanes lost
+// to 56-, 28- or 55-wide rows) and hold more accumulators. Used for maps of at
+// least kMinPixels pixels; smaller ones keep conv2d's vectorise-channels tiles.
+#pragma once
+
+#include "generators/kernel.h"
+
+namespace aotc::gen {
+
+struct PointwiseConvSpec {
+  int64_t batch = 1, in_channels = 0, pixels = 0, out_channels = 0;  // N, C, P, O
+  bool has_bias = false;
+  std::vector<PostOpSpec> epilogue;  // operand shapes broadcast to [N, O, P]
+};
+
+// Maps with fewer pixels leave too little to tile along them.
+constexpr int64_t kMinPointwisePixels = 384;
+
+// PyTorch's weight [O, C] (of [O, C, 1, 1]) as blocks [O/B, C, B] of B output
+// channels, B = 8 or O's largest divisor below it; B does not depend on the target.
+PackedWeights pack_pointwise_conv_weights(const PointwiseConvSpec& spec, const float* oc);
+
+Kernel pointwise_conv(const PointwiseConvSpec& spec, const Halide::Target& target);
+
+}  // namespace aotc::gen
