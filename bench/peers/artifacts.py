@@ -80,3 +80,18 @@ def build_peak(work):
     if newer(binary, HERE / "peak.c"):
         run(["cc", "-O2", "-march=native", "-pthread", HERE / "peak.c", "-o", binary])
     return binary
+
+
+def measure_peak(work, threads_list):
+    """peak.c's FMA GFLOP/s and copy/triad GB/s (and in-cache copy GB/s) per thread count (a
+    string key)."""
+    binary = build_peak(work)
+    out = run([binary, *threads_list]).stdout
+    return {str(r["threads"]): r for r in map(json.loads, out.splitlines())}
+
+
+def best_of(*peaks):
+    """Per thread count and figure, the best of several measurements: noise only lowers them."""
+    first = peaks[0]
+    return {t: {k: (max(p[t][k] for p in peaks) if isinstance(v, float) else v) for k, v in first[t].items()}
+            for t in first}

@@ -57,18 +57,7 @@ def parse_args():
     return args
 
 
-def measure_peak(work, threads_list):
-    """peak.c's FMA GFLOP/s and copy/triad GB/s per thread count (a string key)."""
-    binary = artifacts.build_peak(work)
-    out = artifacts.run([binary, *threads_list]).stdout
-    return {str(r["threads"]): r for r in map(json.loads, out.splitlines())}
-
-
-def best_of(*peaks):
-    """Per thread count and figure, the best of several measurements: noise only lowers them."""
-    first = peaks[0]
-    return {t: {k: (max(p[t][k] for p in peaks) if isinstance(v, float) else v) for k, v in first[t].items()}
-            for t in first}
+measure_peak, best_of = artifacts.measure_peak, artifacts.best_of  # shared with bench/kernels
 
 
 def max_relative_error(path, reference):

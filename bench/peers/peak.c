@@ -2,13 +2,17 @@
  *
  *   cc -O2 -march=native -pthread peak.c -o peak
  *   peak 1 2        -> one JSON line per thread count:
- *   {"threads": 1, "gflops": ..., "isa": "avx512", "copy_gbs": ..., "triad_gbs": ...}
+ *   {"threads": 1, "gflops": ..., "isa": "avx512", "copy_gbs": ..., "triad_gbs": ...,
+ *    "copy_l2_gbs": ..., "copy_l3_gbs": ..., "l2_bytes": L2 per core, "l3_bytes": L3}
  *
  * FMA: 16 independent vector accumulators (more than FMA latency x FMA pipes, so the pipes
  * never wait on a result), all in registers; FLOPs = iterations x 16 x lanes x 2. The ISA is
  * picked at compile time by -march=native: AVX-512 if the CPU has it, else AVX2+FMA.
  * Bandwidth: copy (a = b, 8 bytes per element) and triad (a = b + s*c, 12 bytes per element,
  * STREAM's counting, without the write-allocate read) over arrays far larger than the caches.
+ * In-cache copy: the same copy, with vector loads and stores, over a footprint (bytes read plus
+ * written) that stays in L2 (half of one core's L2 per thread) or in L3 (a quarter of L3 in
+ * all), repeated until about 2 GiB have moved: the ceiling for kernels whose data stay in cache.
  * Each figure is the best of several repetitions: a peak is what the machine can do, and
  * noise only ever makes a run slower. */
 #include <immintrin.h>
@@ -17,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #if defined(__AVX512F__)
 typedef __m512 vec;
@@ -26,6 +31,8 @@ typedef __m512 vec;
 #define VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define VADD(a, b) _mm512_add_ps(a, b)
 #define VSUM(a) _mm512_reduce_add_ps(a)
+#define VLOAD(p) _mm512_loadu_ps(p)
+#define VSTORE(p, v) _mm512_storeu_ps(p, v)
 #elif defined(__FMA__) && defined(__AVX2__)
 typedef __m256 vec;
 #define LANES 8
@@ -33,6 +40,8 @@ typedef __m256 vec;
 #define VSET1(x) _mm256_set1_ps(x)
 #define VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define VADD(a, b) _mm256_add_ps(a, b)
+#define VLOAD(p) _mm256_loadu_ps(p)
+#define VSTORE(p, v) _mm256_storeu_ps(p, v)
 static float VSUM(__m256 a) {
   float f[8];
   _mm256_storeu_ps(f, a);
@@ -47,6 +56,7 @@ static float VSUM(__m256 a) {
 #define BW_ELEMENTS (48L << 20)   /* 48 Mi floats = 192 MiB per array, far beyond L3 */
 #define MAX_THREADS 64
 #define REPEATS 5
+#define CACHE_COPY_MOVED (2L << 30) /* bytes moved per in-cache copy measurement */
 
 static double now_s(void) {
   struct timespec t;
@@ -143,6 +153,81 @@ static double bandwidth_gbs(int threads, float* a, float* b, float* c, int triad
   return best * 1e-9;
 }
 
+/* ---- in-cache copy ---- */
+
+typedef struct {
+  float *a, *b;
+  long elements;  /* a multiple of LANES */
+  long repeat;
+} cache_slice;
+
+static void* cache_copy_worker(void* arg) {
+  const cache_slice* s = arg;
+  for (long r = 0; r < s->repeat; ++r) {
+    for (long i = 0; i < s->elements; i += LANES) VSTORE(s->a + i, VLOAD(s->b + i));
+    __asm__ volatile("" ::: "memory"); /* every repetition really copies */
+  }
+  return NULL;
+}
+
+static void* cache_touch(void* arg) {  /* each thread faults in (and caches) its own arrays */
+  cache_slice s = *(const cache_slice*)arg;
+  s.repeat = 1;
+  for (long i = 0; i < s.elements; ++i) s.b[i] = 1.0f;
+  return cache_copy_worker(&s);
+}
+
+/* Copy bandwidth over `footprint` bytes in all (read plus written), split over the threads. */
+static double cache_copy_gbs(int threads, long footprint) {
+  long elements = footprint / threads / (2 * (long)sizeof(float));
+  elements -= elements % (LANES * 4);
+  if (elements < LANES) elements = LANES;
+  float* memory = aligned_alloc(64, (size_t)threads * 2 * elements * sizeof(float));
+  if (memory == NULL) return 0;
+  cache_slice slices[MAX_THREADS];
+  void* args[MAX_THREADS];
+  const long repeat = CACHE_COPY_MOVED / threads / (elements * 2 * (long)sizeof(float)) + 1;
+  for (int t = 0; t < threads; ++t) {
+    slices[t] = (cache_slice){memory + 2 * elements * t, memory + 2 * elements * t + elements, elements, repeat};
+    args[t] = &slices[t];
+  }
+  run_threads(threads, cache_touch, args);
+  double best = 0;
+  for (int r = 0; r < REPEATS; ++r) {
+    const double seconds = run_threads(threads, cache_copy_worker, args);
+    const double bytes = (double)threads * repeat * elements * 2 * sizeof(float);
+    if (bytes / seconds > best) best = bytes / seconds;
+  }
+  free(memory);
+  return best * 1e-9;
+}
+
+/* Size of this CPU's unified cache of `level`, from sysfs (glibc's sysconf figure can be wrong
+ * in a VM: 320 MiB of L3 on a 32 MiB machine), else sysconf, else `fallback`. */
+static long cache_bytes(int level, int name, long fallback) {
+  for (int index = 0; index < 10; ++index) {
+    char path[96], type[32];
+    long size = 0, found_level = 0;
+    char unit = 0;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", index);
+    FILE* f = fopen(path, "r");
+    if (f == NULL) break;
+    const int ok = fscanf(f, "%ld", &found_level) == 1;
+    fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", index);
+    if (!ok || found_level != level || (f = fopen(path, "r")) == NULL) continue;
+    const int typed = fscanf(f, "%31s", type) == 1;
+    fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+    if (!typed || strcmp(type, "Instruction") == 0 || (f = fopen(path, "r")) == NULL) continue;
+    const int sized = fscanf(f, "%ld%c", &size, &unit) >= 1;
+    fclose(f);
+    if (sized && size > 0) return size << (unit == 'K' ? 10 : unit == 'M' ? 20 : 0);
+  }
+  const long bytes = sysconf(name);
+  return bytes > 0 ? bytes : fallback;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: peak THREADS...\n");
@@ -164,8 +249,12 @@ int main(int argc, char** argv) {
     const double gflops = fma_gflops(threads);
     const double copy = bandwidth_gbs(threads, a, b, c, 0);
     const double triad = bandwidth_gbs(threads, a, b, c, 1);
-    printf("{\"threads\": %d, \"isa\": \"%s\", \"gflops\": %.2f, \"copy_gbs\": %.2f, \"triad_gbs\": %.2f}\n",
-           threads, ISA, gflops, copy, triad);
+    const long l2 = cache_bytes(2, _SC_LEVEL2_CACHE_SIZE, 512L << 10);  /* per core */
+    const long l3 = cache_bytes(3, _SC_LEVEL3_CACHE_SIZE, 8L << 20);
+    const double copy_l2 = cache_copy_gbs(threads, threads * l2 / 2), copy_l3 = cache_copy_gbs(threads, l3 / 4);
+    printf("{\"threads\": %d, \"isa\": \"%s\", \"gflops\": %.2f, \"copy_gbs\": %.2f, \"triad_gbs\": %.2f, "
+           "\"copy_l2_gbs\": %.2f, \"copy_l3_gbs\": %.2f, \"l2_bytes\": %ld, \"l3_bytes\": %ld}\n",
+           threads, ISA, gflops, copy, triad, copy_l2, copy_l3, l2, l3);
     fflush(stdout);
   }
   free(a);
