@@ -24,6 +24,12 @@ int64_t block_size(const PointwiseConvSpec& s) { return largest_divisor_at_most(
 
 }  // namespace
 
+bool use_pointwise_conv(int64_t pixels, int64_t out_channels) {
+  // conv2d's vectorise-channels tiles need 16 channels to a block; without
+  // them it vectorises short rows.
+  return pixels >= 160 || (pixels >= 64 && out_channels % 16 != 0);
+}
+
 PackedWeights pack_pointwise_conv_weights(const PointwiseConvSpec& spec, const float* oc) {
   require_valid(spec);
   const int64_t block = block_size(spec), c_count = spec.in_channels;

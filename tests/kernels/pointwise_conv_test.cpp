@@ -77,6 +77,8 @@ INSTANTIATE_TEST_SUITE_P(Maps, PointwiseConvKernel, ::testing::Values(
     PointwiseCase{"batch2_no_bias", {2, 24, 20, 21}, 16, false},
     PointwiseCase{"odd_out_channels_10", {1, 7, 25, 17}, 10},
     PointwiseCase{"classifier_1000", {1, 13, 20, 20}, 1000},
+    PointwiseCase{"squeezenet_classifier_13x13", {1, 32, 13, 13}, 1000, true, {relu()}},
+    PointwiseCase{"map_8x8_one_vector_tiles", {1, 24, 8, 8}, 10},
     PointwiseCase{"one_output_channel", {1, 5, 24, 17}, 1, true, {sigmoid()}},
     PointwiseCase{"one_input_channel", {1, 1, 30, 30}, 24}
 ), [](const auto& info) { return info.param.name; });

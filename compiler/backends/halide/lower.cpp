@@ -243,7 +243,7 @@ class Lowering {
 
   void lower_node(const Node& node);
 
-  // A 1x1 convolution over a large enough map, as a GEMM over flattened pixels
+  // A 1x1 convolution where gen::use_pointwise_conv says, as a GEMM over flattened pixels
   // (generators/pointwise_conv.h): the input, output and epilogue operands are
   // passed as [N, C, H*W] views. Returns false when the conv or an epilogue
   // operand does not fit that view.
@@ -252,7 +252,7 @@ class Lowering {
     const Tensor& w = constant_input(node, 1, "weight");
     const Shape& x = g_.tensor(node.inputs[0]).shape;
     if (w.shape[2] != 1 || w.shape[3] != 1 || a.stride != std::array<int, 2>{1, 1} ||
-        a.pad != std::array<int, 4>{0, 0, 0, 0} || a.groups != 1 || x[2] * x[3] < gen::kMinPointwisePixels)
+        a.pad != std::array<int, 4>{0, 0, 0, 0} || a.groups != 1 || !gen::use_pointwise_conv(x[2] * x[3], w.shape[0]))
       return false;
     gen::PointwiseConvSpec spec;
     spec.batch = x[0];
