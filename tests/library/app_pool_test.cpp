@@ -50,5 +50,7 @@ int main(int argc, char** argv) {
   EXPECT(app_loops.load() > after_run);
   EXPECT(halide_set_custom_do_par_for(app_do_par_for) == app_do_par_for);  // still the app's
   std::free(arena);
+  std::free(const_cast<float*>(input));
+  std::free(const_cast<float*>(reference));
   return test_result();
 }

@@ -93,5 +93,7 @@ int main(int argc, char** argv) {
   halide_error(&app_owned, "the app's own error, again");
   EXPECT(app_handler_calls == 2 && app_handler_context == &app_owned);
   std::free(arena);
+  std::free(const_cast<float*>(input));
+  std::free(const_cast<float*>(reference));
   return test_result();
 }

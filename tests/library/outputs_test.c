@@ -49,5 +49,9 @@ int main(int argc, char** argv) {
     close_to_reference(what, outputs[i], reference + offset, count);
     offset += count;
   }
+  for (size_t i = 0; i < NUM_INPUTS; ++i) free((void*)inputs[i]);
+  free((void*)reference);
+  free(all_outputs);
+  free(arena);
   return test_result();
 }

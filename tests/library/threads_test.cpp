@@ -96,5 +96,7 @@ int main(int argc, char** argv) {
   std::printf("workers' CPU ticks over 300 runs with 2 threads: %ld\n", again);
   EXPECT(again > 0);
   std::free(arena);
+  std::free(const_cast<float*>(input));
+  std::free(const_cast<float*>(reference));
   return test_result();
 }
