@@ -144,15 +144,18 @@ std::string schedule_pointwise(Halide::Func& output, const Shape& shape, bool fu
 
 namespace {
 
-// Iterations per task, or 0 for a serial loop.
+// Iterations per task: at least kMinTaskWork each, but two tasks at least.
+// Even a loop too small to gain from threads stays a parallel loop of two
+// tasks: Halide 14 stages buffers inside a task's closure on a stack it
+// aligns, while staged rows in the kernel's own frame came out misaligned for
+// its aligned vector loads (a serial SSE4.1 depthwise conv with stride 2
+// faulted; found by aotc-fuzz). Loops of one iteration have no closure.
 int64_t iterations_per_task(int64_t iterations, int64_t work_per_iteration) {
-  if (iterations < 2 || iterations * work_per_iteration < 2 * kMinTaskWork) return 0;
-  return std::max<int64_t>(1, (kMinTaskWork + work_per_iteration - 1) / work_per_iteration);
+  const int64_t half = std::max<int64_t>(1, (iterations + 1) / 2);
+  return std::clamp<int64_t>((kMinTaskWork + work_per_iteration - 1) / work_per_iteration, 1, half);
 }
 
-std::string tasks_description(int64_t per_task) {
-  return per_task == 0 ? "serial" : "parallel in tasks of " + std::to_string(per_task);
-}
+std::string tasks_description(int64_t per_task) { return "parallel in tasks of " + std::to_string(per_task); }
 
 }  // namespace
 
@@ -160,16 +163,15 @@ std::string parallel_in_tasks(Halide::Stage stage, const Halide::VarOrRVar& loop
                               int64_t work_per_iteration) {
   const int64_t per_task = iterations_per_task(iterations, work_per_iteration);
   if (per_task == 1) stage.parallel(loop);
-  if (per_task > 1) stage.parallel(loop, static_cast<int>(per_task), Halide::TailStrategy::GuardWithIf);
+  else stage.parallel(loop, static_cast<int>(per_task), Halide::TailStrategy::GuardWithIf);
   return tasks_description(per_task);
 }
 
 std::string parallel_in_tasks(Halide::Stage stage, const Halide::Var& loop, int64_t iterations,
                               int64_t work_per_iteration, const Halide::Var& iteration) {
   const int64_t per_task = iterations_per_task(iterations, work_per_iteration);
-  stage.split(loop, loop, iteration, static_cast<int>(std::max<int64_t>(per_task, 1)),
-              Halide::TailStrategy::GuardWithIf);
-  if (per_task > 0) stage.parallel(loop);
+  stage.split(loop, loop, iteration, static_cast<int>(per_task), Halide::TailStrategy::GuardWithIf);
+  stage.parallel(loop);
   return tasks_description(per_task);
 }
 

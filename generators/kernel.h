@@ -109,15 +109,14 @@ std::string schedule_pointwise(Halide::Func& output, const Shape& shape, bool fu
                                const Halide::Target& target);
 
 // Parallel loops cost the pool a wake-up per loop and an atomic claim per
-// task: tasks hold at least this much work, and a loop with less than two
-// tasks' worth runs serially. Work: elements read or written by memory-bound
+// task: tasks hold at least this much work (a smaller loop is two tasks). Work: elements read or written by memory-bound
 // kernels; multiply-adds / kMacsPerElement for arithmetic ones (one element of
 // traffic costs about as long as 16 multiply-adds on one core).
 constexpr int64_t kMinTaskWork = 16 * 1024;
 constexpr int64_t kMacsPerElement = 16;
 
 // Parallelises `loop` of `stage` (`iterations` of `work_per_iteration` each) in
-// tasks of at least kMinTaskWork, or leaves it serial. Returns its description.
+// tasks of at least kMinTaskWork, or in two. Returns its description.
 std::string parallel_in_tasks(Halide::Stage stage, const Halide::VarOrRVar& loop, int64_t iterations,
                               int64_t work_per_iteration);
 // The same, always splitting `loop` into tasks (`loop`) of iterations
