@@ -152,7 +152,8 @@ namespace {
 // faulted; found by aotc-fuzz). Loops of one iteration have no closure.
 int64_t iterations_per_task(int64_t iterations, int64_t work_per_iteration) {
   const int64_t half = std::max<int64_t>(1, (iterations + 1) / 2);
-  return std::clamp<int64_t>((kMinTaskWork + work_per_iteration - 1) / work_per_iteration, 1, half);
+  const int64_t work = std::max<int64_t>(1, work_per_iteration);
+  return std::clamp<int64_t>((kMinTaskWork + work - 1) / work, 1, half);
 }
 
 std::string tasks_description(int64_t per_task) { return "parallel in tasks of " + std::to_string(per_task); }

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "generators/concat.h"
+#include "kernel_test_support.h"
 #include "generators/conv2d.h"
 #include "generators/conv_transpose2d.h"
 #include "generators/depth_to_space.h"
@@ -103,7 +104,7 @@ void compile_all(const Halide::Target& base) {
   }
 }
 
-TEST(AotCompile, Host) { compile_all(Halide::get_host_target()); }
+TEST(AotCompile, Host) { compile_all(host_target()); }
 
 TEST(AotCompile, Arm64Linux) { compile_all(Halide::Target("arm-64-linux")); }
 

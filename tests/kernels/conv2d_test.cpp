@@ -207,7 +207,7 @@ TEST(Conv2dSpec, RejectsInconsistentSpecs) {
   EXPECT_THROW(gen::conv2d_output_shape(spec), std::invalid_argument);
   spec.groups = 1;
   spec.kernel = {9, 9};  // larger than the unpadded input
-  EXPECT_THROW(gen::conv2d(spec, Halide::get_host_target()), std::invalid_argument);
+  EXPECT_THROW(gen::conv2d(spec, host_target()), std::invalid_argument);
 }
 
 }  // namespace

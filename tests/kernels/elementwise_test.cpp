@@ -57,7 +57,7 @@ TEST_P(ElementwiseKernel, MatchesReference) {
   spec.input_shapes = operands;
   spec.output_shape = node.output_shape();
   spec.epilogue = node.epilogue_specs();
-  const Halide::Target target = Halide::get_host_target();
+  const Halide::Target target = host_target();
   gen::Kernel kernel = gen::elementwise(spec, target);
   std::vector<const Value*> inputs;
   for (size_t i = 0; i < kernel.inputs.size(); ++i) inputs.push_back(&node.value(i));
@@ -107,8 +107,8 @@ TEST(ElementwiseKernel, TanhOverItsWholeRange) {
   spec.kind = gen::ElementwiseSpec::Kind::kTanh;
   spec.input_shapes = {x.shape};
   spec.output_shape = x.shape;
-  gen::Kernel kernel = gen::elementwise(spec, Halide::get_host_target());
-  const KernelRun run = run_kernel(kernel, {&x}, x.shape, Halide::get_host_target());
+  gen::Kernel kernel = gen::elementwise(spec, host_target());
+  const KernelRun run = run_kernel(kernel, {&x}, x.shape, host_target());
   ASSERT_EQ(run.output.size(), x.data.size());
   for (size_t i = 0; i < x.data.size(); ++i) {  // within 1e-6 relative (float has ~6e-8)
     const double expected = std::tanh(static_cast<double>(x.data[i]));

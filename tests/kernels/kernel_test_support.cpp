@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "backends/halide/halide_backend.h"
 #include "ir/shape_rules.h"
 
 namespace aotc::kernel_test {
@@ -139,8 +140,10 @@ KernelRun run_kernel(gen::Kernel& kernel, const std::vector<const Value*>& input
 }
 
 Halide::Target target_named(const std::string& name) {
-  return name == "host" ? Halide::get_host_target() : Halide::Target(name);
+  return name == "host" ? host_target() : Halide::Target(name);
 }
+
+Halide::Target host_target() { return Halide::Target(halide_target_string("host")); }
 
 void sprinkle_nans(Value& v, size_t first, size_t every) {
   for (size_t i = first; i < v.data.size(); i += every) v.data[i] = std::numeric_limits<float>::quiet_NaN();

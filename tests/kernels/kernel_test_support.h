@@ -78,6 +78,9 @@ KernelRun run_kernel(gen::Kernel& kernel, const std::vector<const Value*>& input
 
 // "host", or a Halide target string.
 Halide::Target target_named(const std::string& name);
+// The host as aotc compiles for it (backends/halide: without the features
+// Halide 14 wrongly claims for AMD Zen 4).
+Halide::Target host_target();
 
 // Makes every `every`-th element of `v` (from `first`) a quiet NaN.
 void sprinkle_nans(Value& v, size_t first, size_t every);

@@ -35,7 +35,7 @@ TEST_P(LinearKernel, MatchesReference) {
   spec.out_features = c.out_features;
   spec.has_bias = c.bias;
   spec.epilogue = node.epilogue_specs();
-  const Halide::Target target = Halide::get_host_target();
+  const Halide::Target target = host_target();
   gen::Kernel kernel = gen::linear(spec, target);
   const gen::PackedWeights packed = gen::pack_linear_weights(spec, node.value(1).data.data());
   const Value x{{spec.batch, features}, node.value(0).data};

@@ -16,7 +16,7 @@ void run_and_compare(NodeUnderTest& node, gen::Kernel kernel, const Shape& outpu
   std::vector<const Value*> inputs;
   for (size_t i = 0; i < kernel.inputs.size(); ++i) inputs.push_back(&node.value(i));
   SCOPED_TRACE(kernel.schedule);
-  expect_matches(node.reference(), run_kernel(kernel, inputs, output_shape, Halide::get_host_target()));
+  expect_matches(node.reference(), run_kernel(kernel, inputs, output_shape, host_target()));
 }
 
 // ---- concat ----
@@ -38,7 +38,7 @@ TEST_P(ConcatKernel, MatchesReference) {
   node.add_post_ops(c.epilogue);
   gen::ConcatSpec spec{c.axis, c.inputs, node.epilogue_specs()};
   ASSERT_EQ(gen::concat_output_shape(spec), node.output_shape());
-  run_and_compare(node, gen::concat(spec, Halide::get_host_target()), node.output_shape());
+  run_and_compare(node, gen::concat(spec, host_target()), node.output_shape());
 }
 
 // clang-format off
@@ -71,7 +71,7 @@ TEST_P(SoftmaxKernel, MatchesReference) {
   node.add_operand(c.shape);
   node.add_post_ops(c.epilogue);
   gen::SoftmaxSpec spec{c.shape, c.axis, node.epilogue_specs()};
-  run_and_compare(node, gen::softmax(spec, Halide::get_host_target()), c.shape);
+  run_and_compare(node, gen::softmax(spec, host_target()), c.shape);
 }
 
 // clang-format off
@@ -88,9 +88,9 @@ INSTANTIATE_TEST_SUITE_P(All, SoftmaxKernel, ::testing::Values(
 TEST(SoftmaxKernel, StableForLargeLogits) {
   // exp(1000) overflows float: only the max-subtracted form gives [0.5, 0.5, 0].
   gen::SoftmaxSpec spec{{1, 3}, 1, {}};
-  gen::Kernel kernel = gen::softmax(spec, Halide::get_host_target());
+  gen::Kernel kernel = gen::softmax(spec, host_target());
   const Value x{{1, 3}, {1000.0f, 1000.0f, -1000.0f}};
-  const KernelRun run = run_kernel(kernel, {&x}, {1, 3}, Halide::get_host_target());
+  const KernelRun run = run_kernel(kernel, {&x}, {1, 3}, host_target());
   ASSERT_EQ(run.output.size(), 3u);
   EXPECT_FLOAT_EQ(run.output[0], 0.5f);
   EXPECT_FLOAT_EQ(run.output[1], 0.5f);
@@ -120,7 +120,7 @@ TEST_P(PadKernel, MatchesReference) {
   node.add_post_ops(c.epilogue);
   gen::PadSpec spec{c.input, c.pads, c.value, node.epilogue_specs()};
   ASSERT_EQ(gen::pad_output_shape(spec), node.output_shape());
-  run_and_compare(node, gen::pad(spec, Halide::get_host_target()), node.output_shape());
+  run_and_compare(node, gen::pad(spec, host_target()), node.output_shape());
 }
 
 // clang-format off
@@ -164,9 +164,9 @@ TEST_P(LayoutKernel, TransposesChannels) {
           const int64_t nhwc = ((n * h_count + h) * w_count + w) * channels + ch;
           expected.data[static_cast<size_t>(to_nhwc ? nhwc : nchw)] = x.data[static_cast<size_t>(to_nhwc ? nchw : nhwc)];
         }
-  gen::Kernel kernel = gen::convert_layout(spec, Halide::get_host_target());
+  gen::Kernel kernel = gen::convert_layout(spec, host_target());
   SCOPED_TRACE(kernel.schedule);
-  const KernelRun run = run_kernel(kernel, {&x}, out_shape, Halide::get_host_target());
+  const KernelRun run = run_kernel(kernel, {&x}, out_shape, host_target());
   EXPECT_EQ(run.output, expected.data);
   EXPECT_EQ(run.heap_allocations, 0);
 }

@@ -62,7 +62,7 @@ TEST_P(Pool2dKernel, MatchesReference) {
   spec.output_shape = node.output_shape();
   spec.epilogue = node.epilogue_specs();
 
-  const Halide::Target target = Halide::get_host_target();
+  const Halide::Target target = host_target();
   gen::Kernel kernel = gen::pool2d(spec, target);
   std::vector<const Value*> inputs;
   for (size_t i = 0; i < kernel.inputs.size(); ++i) inputs.push_back(&node.value(i));

@@ -16,7 +16,7 @@ void run_and_compare(NodeUnderTest& node, gen::Kernel kernel, const Shape& outpu
   std::vector<const Value*> inputs;
   for (size_t i = 0; i < kernel.inputs.size(); ++i) inputs.push_back(&node.value(i));
   SCOPED_TRACE(kernel.schedule);
-  expect_matches(node.reference(), run_kernel(kernel, inputs, output_shape, Halide::get_host_target()));
+  expect_matches(node.reference(), run_kernel(kernel, inputs, output_shape, host_target()));
 }
 
 // ---- transpose ----
@@ -39,7 +39,7 @@ TEST_P(TransposeKernel, MatchesReference) {
   node.add_post_ops(c.epilogue);
   gen::TransposeSpec spec{c.input, c.perm, node.epilogue_specs()};
   ASSERT_EQ(gen::transpose_output_shape(spec), node.output_shape());
-  gen::Kernel kernel = gen::transpose(spec, Halide::get_host_target());
+  gen::Kernel kernel = gen::transpose(spec, host_target());
   EXPECT_EQ(kernel.schedule.rfind(c.schedule, 0), 0u) << kernel.schedule;
   run_and_compare(node, kernel, node.output_shape());
 }
@@ -104,7 +104,7 @@ TEST_P(ResizeKernel, MatchesReference) {
   spec.half_pixel_centers = attrs.half_pixel_centers;
   spec.epilogue = node.epilogue_specs();
   ASSERT_EQ(gen::resize_output_shape(spec), node.output_shape());
-  run_and_compare(node, gen::resize(spec, Halide::get_host_target()), node.output_shape());
+  run_and_compare(node, gen::resize(spec, host_target()), node.output_shape());
 }
 
 constexpr OpKind kBilinear = OpKind::ResizeBilinear, kNearest = OpKind::ResizeNearest;
@@ -154,7 +154,7 @@ TEST_P(DepthToSpaceKernel, MatchesReference) {
   node.add_post_ops(c.epilogue);
   gen::DepthToSpaceSpec spec{c.input, c.block, node.epilogue_specs()};
   ASSERT_EQ(gen::depth_to_space_output_shape(spec), node.output_shape());
-  run_and_compare(node, gen::depth_to_space(spec, Halide::get_host_target()), node.output_shape());
+  run_and_compare(node, gen::depth_to_space(spec, host_target()), node.output_shape());
 }
 
 // clang-format off

@@ -69,12 +69,15 @@ CompiledObjects compile_halide_objects(const LoweredModel& model, const std::str
     workers.push_back(pid);
   }
   bool ok = true;
+  int signal = 0;
   for (pid_t pid : workers) {
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (WIFSIGNALED(status)) signal = WTERMSIG(status);
   }
+  AOTC_CHECK(signal == 0, "a kernel compile worker died of signal ", signal);
   AOTC_CHECK(ok, "a kernel failed to compile (see the message above)");
 
   CompiledObjects out;
@@ -92,8 +95,26 @@ CompiledObjects compile_halide_objects(const LoweredModel& model, const std::str
   return out;
 }
 
+// Halide 14 takes AMD Zen 4 for a Sapphire Rapids, whose feature set includes
+// AVX-VNNI (VEX-encoded), which Zen 4 lacks: LLVM then may emit vpdpwssd for
+// index arithmetic and the library dies with SIGILL (found by aotc-fuzz on a
+// depth_to_space). The host target keeps that feature only on a CPU that has it.
+namespace {
+
+Halide::Target host_target() {
+  Halide::Target host = Halide::get_host_target();
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (host.has_feature(Halide::Target::AVX512_SapphireRapids) && !__builtin_cpu_supports("avxvnni"))
+    host = host.without_feature(Halide::Target::AVX512_SapphireRapids);
+#endif
+  return host;
+}
+
+}  // namespace
+
 std::string halide_target_string(const std::string& requested) {
-  if (requested.empty() || requested == "host") return Halide::get_host_target().to_string();
+  if (requested.empty() || requested == "host") return host_target().to_string();
   if (!Halide::Target::validate_target_string(requested))
     fail(ExitCode::kUsage, "--target: '", requested, "' is not a Halide target string (e.g. host, x86-64-linux-avx2, arm-64-linux)");
   const Halide::Target target(requested);
@@ -108,7 +129,7 @@ std::string halide_target_string(const std::string& requested) {
 std::string default_runner_compiler(const std::string& target) {
   const Halide::Target t(target);
   const bool cross_arm64 = t.arch == Halide::Target::ARM && t.bits == 64 &&
-                           Halide::get_host_target().arch != Halide::Target::ARM;
+                           host_target().arch != Halide::Target::ARM;
   return cross_arm64 ? "aarch64-linux-gnu-g++" : "c++";
 }
 

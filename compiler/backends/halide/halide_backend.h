@@ -15,6 +15,8 @@
 namespace aotc {
 
 // "host" or any Halide target string, validated; throws UserError(kUsage).
+// "host" is this machine without the features Halide 14 wrongly claims for it
+// (AVX-VNNI on AMD Zen 4).
 std::string halide_target_string(const std::string& requested);
 
 // The C++ compiler that builds code for `target` next to the kernels: c++, or
