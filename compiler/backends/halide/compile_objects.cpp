@@ -6,6 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <Halide.h>
 
 #include <chrono>
@@ -101,13 +105,22 @@ CompiledObjects compile_halide_objects(const LoweredModel& model, const std::str
 // depth_to_space). The host target keeps that feature only on a CPU that has it.
 namespace {
 
+// CPUID leaf 7 sub-leaf 1, EAX bit 4. Read directly: clang 14's
+// __builtin_cpu_supports does not know "avxvnni".
+bool cpu_has_avx_vnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) return false;
+  return (eax & (1u << 4)) != 0;
+#else
+  return false;
+#endif
+}
+
 Halide::Target host_target() {
   Halide::Target host = Halide::get_host_target();
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  if (host.has_feature(Halide::Target::AVX512_SapphireRapids) && !__builtin_cpu_supports("avxvnni"))
+  if (host.has_feature(Halide::Target::AVX512_SapphireRapids) && !cpu_has_avx_vnni())
     host = host.without_feature(Halide::Target::AVX512_SapphireRapids);
-#endif
   return host;
 }
 
