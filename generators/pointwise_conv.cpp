@@ -16,8 +16,9 @@ using Halide::Var;
 constexpr int64_t kBlock = 8;
 
 void require_valid(const PointwiseConvSpec& s) {
-  require(s.batch >= 1 && s.in_channels >= 1 && s.pixels >= 1 && s.out_channels >= 1,
+  require(s.batch >= 1 && s.in_channels >= 1 && s.pixels >= 1 && s.out_channels >= 1 && s.weight_sets >= 1,
           "pointwise_conv: extents must be positive");
+  require(s.batch % s.weight_sets == 0, "pointwise_conv: the batch must be a multiple of the weight sets");
 }
 
 int64_t block_size(const PointwiseConvSpec& s) { return largest_divisor_at_most(s.out_channels, kBlock); }
@@ -32,13 +33,16 @@ bool use_pointwise_conv(int64_t pixels, int64_t out_channels) {
 
 PackedWeights pack_pointwise_conv_weights(const PointwiseConvSpec& spec, const float* oc) {
   require_valid(spec);
-  const int64_t block = block_size(spec), c_count = spec.in_channels;
+  const int64_t block = block_size(spec), c_count = spec.in_channels, matrix = spec.out_channels * c_count;
   PackedWeights packed;
-  packed.shape = {spec.out_channels / block, c_count, block};
+  packed.shape = {spec.weight_sets, spec.out_channels / block, c_count, block};
   packed.data.resize(static_cast<size_t>(num_elements(packed.shape)));
-  for (int64_t o = 0; o < spec.out_channels; ++o)
-    for (int64_t c = 0; c < c_count; ++c)
-      packed.data[static_cast<size_t>((o / block * c_count + c) * block + o % block)] = oc[o * c_count + c];
+  for (int64_t s = 0; s < spec.weight_sets; ++s)
+    for (int64_t o = 0; o < spec.out_channels; ++o)
+      for (int64_t c = 0; c < c_count; ++c)
+        packed.data[static_cast<size_t>(s * matrix + (o / block * c_count + c) * block + o % block)] =
+            oc[s * matrix + o * c_count + c];
+  if (spec.weight_sets == 1) packed.shape.erase(packed.shape.begin());
   return packed;
 }
 
@@ -48,7 +52,9 @@ Kernel pointwise_conv(const PointwiseConvSpec& spec, const Halide::Target& targe
   const Shape out_shape{spec.batch, spec.out_channels, spec.pixels};
   Kernel kernel;
   Halide::ImageParam input = dense_input("input", {spec.batch, spec.in_channels, spec.pixels});
-  Halide::ImageParam weights = dense_input("weights", {spec.out_channels / block, spec.in_channels, block});
+  Shape weights_shape{spec.weight_sets, spec.out_channels / block, spec.in_channels, block};
+  if (spec.weight_sets == 1) weights_shape.erase(weights_shape.begin());
+  Halide::ImageParam weights = dense_input("weights", weights_shape);
   kernel.inputs = {input, weights};
   if (spec.has_bias) kernel.inputs.push_back(dense_input("bias", {spec.out_channels}));
 
@@ -58,7 +64,8 @@ Kernel pointwise_conv(const PointwiseConvSpec& spec, const Halide::Target& targe
   Halide::RDom c(0, static_cast<int>(spec.in_channels), "c");
   const int b = static_cast<int>(block);
   acc(p, o, n) = spec.has_bias ? kernel.inputs[2](o) : Halide::Expr(0.0f);
-  acc(p, o, n) += input(p, c, n) * weights(o % b, c, o / b);
+  if (spec.weight_sets == 1) acc(p, o, n) += input(p, c, n) * weights(o % b, c, o / b);
+  else acc(p, o, n) += input(p, c, n) * weights(o % b, c, o / b, n % static_cast<int>(spec.weight_sets));
   output(p, o, n) = apply_epilogue(acc(p, o, n), spec.epilogue, {n, o, p}, out_shape, kernel.inputs);
   constrain_output(output, out_shape);
 

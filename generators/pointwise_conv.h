@@ -25,6 +25,10 @@ namespace aotc::gen {
 
 struct PointwiseConvSpec {
   int64_t batch = 1, in_channels = 0, pixels = 0, out_channels = 0;  // N, C, P, O
+  // Distinct weight matrices S, batch n multiplying by matrix n % S: 1 for a
+  // convolution; 36 for the batched GEMMs of a Winograd convolution (one per
+  // point of the 6x6 transformed tile, winograd_conv.h).
+  int64_t weight_sets = 1;
   bool has_bias = false;
   std::vector<PostOpSpec> epilogue;  // operand shapes broadcast to [N, O, P]
 };
@@ -35,6 +39,7 @@ bool use_pointwise_conv(int64_t pixels, int64_t out_channels);
 
 // PyTorch's weight [O, C] (of [O, C, 1, 1]) as blocks [O/B, C, B] of B output
 // channels, B = 8 or O's largest divisor below it; B does not depend on the target.
+// With S weight sets, `oc` holds S such matrices and the result is [S, O/B, C, B].
 PackedWeights pack_pointwise_conv_weights(const PointwiseConvSpec& spec, const float* oc);
 
 Kernel pointwise_conv(const PointwiseConvSpec& spec, const Halide::Target& target);

@@ -14,13 +14,15 @@ import statistics
 
 def measure(aotc_servers, report, runs):
     """aotc_servers: {threads: Server} of one model. Returns per thread count (a string key)
-    one row per layer in execution order, with its median time over `runs` runs."""
-    info = {layer["layer"]: layer for layer in report["layers"]}
+    one row per kernel call in execution order (a layer may make several: a Winograd
+    convolution makes three), with its median time over `runs` runs."""
+    calls = report["layers"]
     rows = {}
     for threads, server in aotc_servers.items():
         answer = server.ask(f"layers {runs}")
-        rows[str(threads)] = [{"layer": name, "ops": info[name]["ops"], "flops": info[name]["flops"],
-                               "bytes": info[name]["bytes"],
+        assert [c["layer"] for c in calls] == answer["layers"], "the timing hook's calls are not the report's"
+        rows[str(threads)] = [{"layer": name, "ops": calls[i]["ops"], "flops": calls[i]["flops"],
+                               "bytes": calls[i]["bytes"],
                                "median_us": statistics.median(run[i] for run in answer["us"])}
                               for i, name in enumerate(answer["layers"])]
     return rows

@@ -42,6 +42,15 @@ struct Options {
   bool stats = false;
   PipelineOptions pipeline;
   std::string passes_list;
+  std::string conv_algorithm = "auto";
+
+  HalideLoweringOptions lowering() const { return {.winograd = conv_algorithm == "auto"}; }
+  // The memory plan the library of these options uses.
+  MemoryPlan plan(const Graph& g) const {
+    return plan_memory(g, 64, [options = lowering()](const Graph& graph, const Node& node) {
+      return halide_scratch_bytes(graph, node, options);
+    });
+  }
 };
 
 // `s` left-aligned in a column of `width` characters (at least one space after).
@@ -112,7 +121,7 @@ void emit_run(const Graph& g, const Options& opt) {
   write_file_atomically(opt.output, bytes);
 }
 
-void print_stats(std::ostream& os, const Graph& g, const std::vector<PassRecord>& records) {
+void print_stats(std::ostream& os, const Graph& g, const std::vector<PassRecord>& records, const Options& opt) {
   os << "pass statistics:\n";
   for (const PassRecord& r : records) {
     char time[32];
@@ -125,7 +134,7 @@ void print_stats(std::ostream& os, const Graph& g, const std::vector<PassRecord>
   for (const Node& node : g.nodes) ++histogram[op_signature(node)];
   os << "final graph: " << g.nodes.size() << " nodes\n";
   for (const auto& [sig, n] : histogram) os << "  " << padded(sig, 28) << n << "\n";
-  const MemoryPlan plan = plan_memory(g);
+  const MemoryPlan plan = opt.plan(g);
   char ratio[32];
   std::snprintf(ratio, sizeof ratio, "%.3f", plan.lower_bound_bytes ? double(plan.arena_bytes) / double(plan.lower_bound_bytes) : 1.0);
   os << "memory plan: arena " << plan.arena_bytes << " bytes, liveness lower bound " << plan.lower_bound_bytes
@@ -165,8 +174,8 @@ void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::tim
   std::filesystem::create_directories(work.path, ec);
   if (ec) fail(ExitCode::kIo, work.path.string(), ": cannot create a work directory (", ec.message(), ")");
 
-  const MemoryPlan plan = plan_memory(g);
-  LoweredModel model = lower_to_halide(g, plan);
+  const MemoryPlan plan = opt.plan(g);
+  LoweredModel model = lower_to_halide(g, plan, opt.lowering());
   const int jobs = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::cout << "aotc: compiling " << model.kernels.size() << " kernels for " << model.calls.size() << " layers of "
             << g.name << " (" << target << ", " << jobs << " jobs)\n";
@@ -202,6 +211,10 @@ int run(int argc, char** argv) {
   app.add_option("--target", opt.target, "Halide target string for --emit=lib, e.g. x86-64-linux-avx2 or arm-64-linux (default: host)");
   app.add_option("--jobs", opt.jobs, "Worker processes compiling kernels (default: one per core)");
   app.add_option("--cxx", opt.cxx, "C++ compiler for the generated runner (default: c++, or aarch64-linux-gnu-g++ for arm-64 targets)");
+  app.add_option("--conv-algorithm", opt.conv_algorithm,
+                 "auto: Winograd F(4x4,3x3) for the 3x3 stride-1 convolutions where it was measured faster, direct "
+                 "convolution elsewhere; direct: direct convolution everywhere (default: auto)")
+      ->check(CLI::IsMember({"auto", "direct"}));
   app.add_option("--input", opt.inputs, "With --emit=run: raw float32 file per graph input, in order");
   app.add_flag("--stats", opt.stats, "Print per-pass counters, the final op histogram and the memory plan to stderr");
   app.add_flag("--print-after-all", opt.pipeline.print_after_all, "Print the graph to stderr after every pass");
@@ -235,7 +248,7 @@ int run(int argc, char** argv) {
   g.name = opt.name.empty() ? std::filesystem::path(opt.model).stem().string() : opt.name;
   std::vector<PassRecord> records;
   g = run_pipeline(std::move(g), opt.pipeline, &records);
-  if (opt.stats) print_stats(std::cerr, g, records);
+  if (opt.stats) print_stats(std::cerr, g, records, opt);
 
   if (opt.emit == "lib") {
     emit_lib(g, opt, start);
@@ -244,7 +257,7 @@ int run(int argc, char** argv) {
   } else {
     std::ostringstream text;
     if (opt.emit == "graph") print_graph(text, g);
-    else print_memory_plan(text, g, plan_memory(g));
+    else print_memory_plan(text, g, opt.plan(g));
     if (opt.output.empty()) std::cout << text.str();
     else write_file_atomically(opt.output, text.str());
   }

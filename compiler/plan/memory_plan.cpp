@@ -238,7 +238,7 @@ std::vector<int64_t> concat_slice_offsets(const Graph& g, const Node& concat) {
   return offsets;
 }
 
-MemoryPlan plan_memory(const Graph& g, int64_t alignment) {
+MemoryPlan plan_memory(const Graph& g, int64_t alignment, const ScratchBytes& scratch_bytes) {
   AOTC_CHECK(alignment > 0, alignment);
   const std::vector<int> defined_at = defining_nodes(g);
   std::vector<bool> planned(g.tensors.size(), false);
@@ -339,31 +339,53 @@ MemoryPlan plan_memory(const Graph& g, int64_t alignment) {
     }
   }
 
+  std::vector<int> scratch_slot;  // per plan.scratch
+  for (size_t step = 0; scratch_bytes && step < g.nodes.size(); ++step) {
+    const int64_t bytes = scratch_bytes(g, g.nodes[step]);
+    if (bytes <= 0) continue;
+    const int s = static_cast<int>(step);
+    plan.scratch.push_back({.step = s, .bytes = round_up(bytes, alignment)});
+    scratch_slot.push_back(static_cast<int>(slots.size()));
+    slots.push_back({.bytes = plan.scratch.back().bytes, .first_step = s, .last_step = s});
+  }
+
   plan.lower_bound_bytes = liveness_lower_bound(slots, g.nodes.size());
   plan.arena_bytes = place_slots(slots, alignment, plan.lower_bound_bytes);
   for (TensorPlacement& p : plan.placements)
     p.offset = slot_of_tensor(p.tensor).offset + offset_in_slot[static_cast<size_t>(p.tensor)];
+  for (size_t i = 0; i < plan.scratch.size(); ++i)
+    plan.scratch[i].offset = slots[static_cast<size_t>(scratch_slot[i])].offset;
   return plan;
+}
+
+const ScratchPlacement* scratch_at(const MemoryPlan& plan, int step) {
+  for (const ScratchPlacement& s : plan.scratch)
+    if (s.step == step) return &s;
+  return nullptr;
 }
 
 void print_memory_plan(std::ostream& os, const Graph& g, const MemoryPlan& plan) {
   const int steps = static_cast<int>(g.nodes.size());
   os << "memory plan: arena " << plan.arena_bytes << " bytes, lower bound " << plan.lower_bound_bytes
      << ", naive " << plan.naive_bytes << "; " << plan.in_place_count << " in place, "
-     << plan.alias_count << " aliased, " << plan.slice_count << " concat slices; " << steps << " steps\n";
+     << plan.alias_count << " aliased, " << plan.slice_count << " concat slices; ";
+  if (!plan.scratch.empty()) os << plan.scratch.size() << " scratch; ";
+  os << steps << " steps\n";
   // Long schedules are squeezed: each bar column then stands for several steps.
   const int columns = std::min(steps, 64);
   os << std::setw(12) << "offset" << std::setw(12) << "bytes" << std::setw(11) << "steps" << "  "
      << std::left << std::setw(columns + 3) << "live" << std::right << "tensor\n";
-  for (const TensorPlacement& p : plan.placements) {
+  auto row = [&](int64_t offset, int64_t bytes, int first_step, int last_step) -> std::ostream& {
     std::string bar(static_cast<size_t>(columns), '.');
     for (int c = 0; c < columns; ++c) {
       const int begin = c * steps / columns, end = (c + 1) * steps / columns - 1;
-      if (begin <= p.last_step && p.first_step <= end) bar[static_cast<size_t>(c)] = '#';
+      if (begin <= last_step && first_step <= end) bar[static_cast<size_t>(c)] = '#';
     }
-    const std::string lifetime = std::to_string(p.first_step) + "-" + std::to_string(p.last_step);
-    os << std::setw(12) << p.offset << std::setw(12) << p.bytes << std::setw(11) << lifetime << "  |"
-       << bar << "| %" << g.tensor(p.tensor).name;
+    const std::string lifetime = std::to_string(first_step) + "-" + std::to_string(last_step);
+    return os << std::setw(12) << offset << std::setw(12) << bytes << std::setw(11) << lifetime << "  |" << bar << "| ";
+  };
+  for (const TensorPlacement& p : plan.placements) {
+    row(p.offset, p.bytes, p.first_step, p.last_step) << "%" << g.tensor(p.tensor).name;
     if (p.shares_with != kNoTensor) {
       const bool alias = is_alias_op(g.nodes[static_cast<size_t>(p.first_step)].op);
       os << (alias ? " (alias of %" : " (in place of %") << g.tensor(p.shares_with).name << ")";
@@ -371,6 +393,9 @@ void print_memory_plan(std::ostream& os, const Graph& g, const MemoryPlan& plan)
     if (p.slice_of != kNoTensor) os << " (slice of %" << g.tensor(p.slice_of).name << ")";
     os << '\n';
   }
+  for (const ScratchPlacement& s : plan.scratch)
+    row(s.offset, s.bytes, s.step, s.step) << "scratch of %"
+                                           << g.tensor(g.nodes[static_cast<size_t>(s.step)].outputs[0]).name << '\n';
 }
 
 }  // namespace aotc

@@ -23,6 +23,9 @@
 //   block all become prefixes of its last). An input that cannot be placed so
 //   (a graph input or constant, a view elsewhere, an input listed twice, a
 //   reshape's output) keeps its own bytes and the concat copies it.
+// - Scratch: a backend may ask for bytes that one node's kernels use during
+//   that node's step only (a Winograd convolution's transformed tiles): a
+//   slot live at that step alone, beside the node's inputs and outputs.
 // - Tensors sharing bytes form one slot whose lifetime is the union of theirs.
 //   Slots are placed greedily, largest first, at the lowest aligned offset free
 //   for their whole lifetime (tflite-micro's GreedyMemoryPlanner, hannk's
@@ -34,6 +37,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <vector>
 
@@ -55,8 +59,16 @@ struct TensorPlacement {
   TensorId slice_of = kNoTensor;
 };
 
+// Scratch bytes for the node at `step`, live during that step only.
+struct ScratchPlacement {
+  int step = 0;
+  int64_t offset = 0;  // a multiple of the alignment
+  int64_t bytes = 0;   // rounded up to the alignment
+};
+
 struct MemoryPlan {
   std::vector<TensorPlacement> placements;  // in order of definition
+  std::vector<ScratchPlacement> scratch;    // in step order, only for nodes that ask for some
   int64_t arena_bytes = 0;        // max(offset + bytes)
   int64_t lower_bound_bytes = 0;  // max over steps of the bytes of the slots live then
   int64_t naive_bytes = 0;        // sum of all planned tensors' bytes (no reuse at all)
@@ -69,8 +81,14 @@ struct MemoryPlan {
 // node), or an empty vector when the slices are not contiguous.
 std::vector<int64_t> concat_slice_offsets(const Graph& g, const Node& concat);
 
+// The scratch bytes a backend's kernels need for a node (0: none).
+using ScratchBytes = std::function<int64_t(const Graph&, const Node&)>;
+
 // `alignment` (bytes, > 0) applies to every offset and size.
-MemoryPlan plan_memory(const Graph& g, int64_t alignment = 64);
+MemoryPlan plan_memory(const Graph& g, int64_t alignment = 64, const ScratchBytes& scratch_bytes = {});
+
+// The scratch of the node at `step`, or null when it has none.
+const ScratchPlacement* scratch_at(const MemoryPlan& plan, int step);
 
 // A table, one row per planned tensor: offset, bytes, lifetime, what it shares,
 // and a bar marking the steps where it is live.

@@ -84,9 +84,11 @@ bool reads_elementwise(const Node& node, size_t i) {
 
 // Returns what is wrong with `plan`, or "" if nothing. Lifetimes are recomputed
 // from the graph; then the arena is simulated byte by byte: every read must
-// find the bytes its producer wrote, and a node may only overwrite an input it
-// reads elementwise from the very same bytes.
-std::string check_plan(const Graph& g, const MemoryPlan& plan, int64_t alignment) {
+// find the bytes its producer wrote, a node may only overwrite an input it
+// reads elementwise from the very same bytes, and a node's scratch (`scratch`
+// bytes per node, as asked of the planner) overlaps none of its inputs and
+// outputs and holds nothing afterwards.
+std::string check_plan(const Graph& g, const MemoryPlan& plan, int64_t alignment, const ScratchBytes& scratch = {}) {
   std::ostringstream error;
   const size_t n = g.tensors.size();
   std::vector<int> first(n, -1), last(n, -1);
@@ -115,6 +117,19 @@ std::string check_plan(const Graph& g, const MemoryPlan& plan, int64_t alignment
   }
   for (size_t t = 0; t < n; ++t)
     if (planned[t] && !where[t]) error << g.tensors[t].name << " not planned; ";
+  std::vector<const ScratchPlacement*> scratch_of(g.nodes.size(), nullptr);
+  for (const ScratchPlacement& s : plan.scratch) {
+    if (s.step < 0 || s.step >= static_cast<int>(g.nodes.size()) || scratch_of[static_cast<size_t>(s.step)])
+      return "unexpected or repeated scratch at step " + std::to_string(s.step);
+    scratch_of[static_cast<size_t>(s.step)] = &s;
+    arena = std::max(arena, s.offset + s.bytes);
+    if (s.offset < 0 || s.offset % alignment || s.bytes % alignment) error << "scratch " << s.step << ": bad offset/size; ";
+  }
+  for (size_t step = 0; step < g.nodes.size(); ++step) {
+    const int64_t asked = scratch ? scratch(g, g.nodes[step]) : 0;
+    const ScratchPlacement* s = scratch_of[step];
+    if ((asked > 0) != (s != nullptr) || (s && s->bytes < asked)) error << "scratch " << step << " missing or short; ";
+  }
   if (naive != plan.naive_bytes) error << "naive " << plan.naive_bytes << " != " << naive << "; ";
   if (arena != plan.arena_bytes) error << "arena " << plan.arena_bytes << " != " << arena << "; ";
   if (shared != plan.in_place_count + plan.alias_count) error << "share counts; ";
@@ -130,11 +145,21 @@ std::string check_plan(const Graph& g, const MemoryPlan& plan, int64_t alignment
     const std::vector<TensorId>& h = holds[static_cast<size_t>(b)];
     return std::find(h.begin(), h.end(), t) != h.end();
   };
-  for (const Node& node : g.nodes) {
+  for (size_t step = 0; step < g.nodes.size(); ++step) {
+    const Node& node = g.nodes[step];
     for (TensorId in : node.inputs) {
       if (!planned[static_cast<size_t>(in)]) continue;
       for (int64_t b = where[in]->offset; b < where[in]->offset + bytes_of(in); ++b)
         if (!holds_value(b, in)) return node.name + " reads " + g.tensor(in).name + " after it was overwritten";
+    }
+    if (const ScratchPlacement* s = scratch_of[step]) {
+      std::vector<TensorId> used = node.inputs;
+      used.insert(used.end(), node.outputs.begin(), node.outputs.end());
+      for (TensorId t : used)
+        if (planned[static_cast<size_t>(t)] && where[t]->offset < s->offset + s->bytes &&
+            s->offset < where[t]->offset + bytes_of(t))
+          return node.name + "'s scratch overlaps " + g.tensor(t).name;
+      for (int64_t b = s->offset; b < s->offset + s->bytes; ++b) holds[static_cast<size_t>(b)].clear();
     }
     for (TensorId out : node.outputs) {
       if (!planned[static_cast<size_t>(out)]) continue;
@@ -200,7 +225,7 @@ std::string check_plan(const Graph& g, const MemoryPlan& plan, int64_t alignment
   }
   int64_t lower_bound = 0;
   for (int step = 0; step < static_cast<int>(g.nodes.size()); ++step) {
-    int64_t live = 0;
+    int64_t live = scratch_of[static_cast<size_t>(step)] ? scratch_of[static_cast<size_t>(step)]->bytes : 0;
     for (size_t r = 0; r < n; ++r)
       if (group_first[r] <= step && step <= group_last[r]) live += group_bytes[r];
     lower_bound = std::max(lower_bound, live);
@@ -664,6 +689,50 @@ TEST(MemoryPlan, RandomGraphsGetSoundPlansAboveTheLowerBound) {
   EXPECT_GT(in_place, 150);
   EXPECT_GT(aliases, 150);
   EXPECT_GT(graphs_with_reuse, 150);
+}
+
+// Random conv nodes ask for 0 to 3 units of scratch.
+int64_t random_conv_scratch(const Graph&, const Node& node) {
+  return node.op == OpKind::Conv2d ? 64 * static_cast<int64_t>(std::hash<std::string>{}(node.name) % 4) : 0;
+}
+
+TEST(MemoryPlan, RandomGraphsWithScratchGetSoundPlans) {
+  std::mt19937 rng(20261124);
+  size_t scratch_count = 0;
+  for (int i = 0; i < 100; ++i) {
+    const Graph g = random_graph(rng);
+    const MemoryPlan plan = plan_memory(g, 64, random_conv_scratch);
+    std::ostringstream dump;
+    print_memory_plan(dump, g, plan);
+    ASSERT_EQ(check_plan(g, plan, 64, random_conv_scratch), "") << "graph " << i << "\n" << print_graph(g) << dump.str();
+    EXPECT_GE(plan.arena_bytes, plan.lower_bound_bytes);
+    scratch_count += plan.scratch.size();
+  }
+  EXPECT_GT(scratch_count, 100u);
+}
+
+TEST(MemoryPlan, ScratchReusesBytesDeadAtItsStep) {
+  Builder b;
+  TensorId x = b.input("x", units(1));
+  TensorId a = b.conv("a", x, 4);   // step 0, live 0-1, 256 B
+  TensorId c1 = b.conv("b", a, 1);  // step 1, live 1-2
+  TensorId c2 = b.conv("c", c1, 1); // step 2, live 2-3, with 256 B of scratch
+  b.output(b.conv("y", c2, 1));
+  const ScratchBytes scratch = [](const Graph&, const Node& node) { return node.name == "c" ? 256 : 0; };
+  MemoryPlan plan = plan_memory(b.g, 64, scratch);
+  ASSERT_EQ(check_plan(b.g, plan, 64, scratch), "");
+  ASSERT_EQ(plan.scratch.size(), 1u);
+  EXPECT_EQ(plan.scratch[0].step, 2);
+  EXPECT_EQ(plan.scratch[0].bytes, 256);
+  // a is dead by step 2: the scratch takes its bytes, beside b and c.
+  EXPECT_EQ(plan.scratch[0].offset, placement_of(plan, a).offset);
+  EXPECT_EQ(plan.arena_bytes, 384);
+  EXPECT_EQ(plan.lower_bound_bytes, 384);
+  EXPECT_EQ(scratch_at(plan, 2), &plan.scratch[0]);
+  EXPECT_EQ(scratch_at(plan, 1), nullptr);
+  // The checker notices a scratch over a tensor the node uses.
+  plan.scratch[0].offset = placement_of(plan, c2).offset;
+  EXPECT_NE(check_plan(b.g, plan, 64, scratch), "");
 }
 
 TEST(MemoryPlan, CheckerCatchesOverlappingLiveTensors) {

@@ -270,6 +270,24 @@ class Generator:
         out_shape = [n, o, oh, ow]
         return self.emit("conv2d", inputs, out_shape, attrs, self.epilogue(out_shape))
 
+    def op_winograd_conv2d(self):
+        """A 3x3 stride-1 conv that aotc computes by Winograd (generators/winograd_conv.cpp,
+        use_winograd): 16+ channels in and out, 13x13+ maps, 1M+ multiply-adds."""
+        x = self.pick(lambda s: len(s) == 4 and s[1] >= 16 and min(s[2], s[3]) >= 11)
+        if x is None:
+            return None
+        n, c, h, w = self.g.shape(x)
+        o = self.choice([32, 33, 48])
+        pad = [self.rng.randrange(0, 3) for _ in range(4)]
+        out_shape = [n, o, h + pad[0] + pad[2] - 2, w + pad[1] + pad[3] - 2]
+        if num_elements(out_shape) > MAX_ELEMENTS:
+            return None
+        inputs = [x, self.constant([o, c, 3, 3])]
+        if self.rng.random() < 0.7:
+            inputs.append(self.constant([o], "vector"))
+        attrs = f"{{pad={self.ints(pad)}}}"
+        return self.emit("conv2d", inputs, out_shape, attrs, self.epilogue(out_shape))
+
     def op_conv_transpose2d(self):
         x = self.pick4()
         if x is None:
@@ -493,7 +511,7 @@ class Generator:
         return self.emit("depth_to_space", [x], out, f"{{block={block}}}", self.epilogue(out))
 
     OPS = {  # op generator -> weight
-        "op_conv2d": 6, "op_conv_transpose2d": 2, "op_batch_norm": 2, "op_affine": 1, "op_unary": 4,
+        "op_conv2d": 6, "op_winograd_conv2d": 4, "op_conv_transpose2d": 2, "op_batch_norm": 2, "op_affine": 1, "op_unary": 4,
         "op_prelu": 1, "op_binary": 3, "op_pool": 3, "op_linear": 1, "op_flatten": 1, "op_reshape": 1,
         "op_concat": 3, "op_softmax": 1, "op_pad": 2, "op_transpose": 2, "op_resize": 2, "op_depth_to_space": 1,
     }
@@ -501,7 +519,9 @@ class Generator:
     # -- the graph --
 
     def input_shape(self):
-        kind = self.choice(["4d"] * 8 + ["wide", "2d", "3d", "5d", "1d"])
+        kind = self.choice(["4d"] * 8 + ["deep", "deep", "wide", "2d", "3d", "5d", "1d"])
+        if kind == "deep":  # enough channels and pixels for the Winograd convolution
+            return [1, self.choice([16, 24, 32]), self.choice([14, 15, 16]), self.choice([16, 19])]
         if kind == "wide":  # rows too wide for a schedule to stage on the stack
             return [1, self.choice([1, 2, 3]), self.choice([1, 2, 3]), self.choice([700, 1100, 2100])]
         if kind == "4d":

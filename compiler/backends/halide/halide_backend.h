@@ -23,9 +23,21 @@ std::string halide_target_string(const std::string& requested);
 // aarch64-linux-gnu-g++ for an arm-64 target on another host.
 std::string default_runner_compiler(const std::string& target);
 
-// Maps each node to a kernel call over the memory plan. Throws
+// What the lowering may choose per node.
+struct HalideLoweringOptions {
+  // Winograd F(4x4, 3x3) for the 3x3 convolutions gen::use_winograd picks;
+  // false: direct convolution everywhere (aotc --conv-algorithm=direct).
+  bool winograd = true;
+};
+
+// The arena scratch `node`'s kernels need during its step (plan_memory's
+// ScratchBytes): a Winograd convolution's transformed input and output.
+int64_t halide_scratch_bytes(const Graph& g, const Node& node, const HalideLoweringOptions& options);
+
+// Maps each node to kernel calls over the memory plan, which must have been
+// made with halide_scratch_bytes for the same options. Throws
 // UserError(kUnsupported) naming the node for an op with no generator.
-LoweredModel lower_to_halide(const Graph& g, const MemoryPlan& plan);
+LoweredModel lower_to_halide(const Graph& g, const MemoryPlan& plan, const HalideLoweringOptions& options = {});
 
 struct CompiledObjects {
   std::vector<std::string> objects;         // kernel objects, then the Halide runtime's

@@ -21,6 +21,7 @@
 #include "generators/resize.h"
 #include "generators/softmax.h"
 #include "generators/transpose.h"
+#include "generators/winograd_conv.h"
 #include "ir/printer.h"
 #include "support/names.h"
 #include "support/error.h"
@@ -55,10 +56,46 @@ gen::PostOpSpec post_op_spec(const Graph& g, const Node& node, const PostOp& p) 
   return spec;
 }
 
+const Tensor& constant_input(const Graph& g, const Node& node, size_t i, const char* what) {
+  const Tensor& t = g.tensor(node.inputs[i]);
+  if (!t.is_constant())
+    fail(ExitCode::kUnsupported, "node '", node.name, "' (", op_name(node.op), "): its ", what,
+         " is computed at run time; aotc needs it constant");
+  return t;
+}
+
+// A conv2d node as the generators take it, less its epilogue.
+gen::Conv2dSpec conv2d_spec(const Graph& g, const Node& node) {
+  const auto& a = node.attr<Conv2dAttrs>();
+  const Tensor& w = constant_input(g, node, 1, "weight");
+  gen::Conv2dSpec spec;
+  spec.input_shape = g.tensor(node.inputs[0]).shape;
+  spec.out_channels = w.shape[0];
+  spec.kernel = {static_cast<int>(w.shape[2]), static_cast<int>(w.shape[3])};
+  spec.stride = a.stride;
+  spec.pad = a.pad;
+  spec.dilation = a.dilation;
+  spec.groups = a.groups;
+  spec.has_bias = node.op_operand_count() == 3;
+  return spec;
+}
+
+bool lowers_to_winograd(const Graph& g, const Node& node, const HalideLoweringOptions& options) {
+  return options.winograd && node.op == OpKind::Conv2d && gen::use_winograd(conv2d_spec(g, node));
+}
+
+// Where a Winograd convolution keeps V, then M, in its scratch.
+int64_t winograd_output_offset(const gen::Conv2dSpec& spec) {
+  constexpr int64_t kAlignment = 64;
+  const int64_t v_bytes = num_elements(gen::winograd_transformed_input_shape(spec)) * 4;
+  return (v_bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
 // Builds the LoweredModel node by node.
 class Lowering {
  public:
-  Lowering(const Graph& g, const MemoryPlan& plan) : g_(g) {
+  Lowering(const Graph& g, const MemoryPlan& plan, const HalideLoweringOptions& options)
+      : g_(g), plan_(plan), options_(options) {
     for (const TensorPlacement& p : plan.placements) placement_[p.tensor] = &p;
     model_.name = g.name;
     model_.arena_bytes = plan.arena_bytes;
@@ -69,7 +106,8 @@ class Lowering {
 
   LoweredModel run() {
     std::vector<bool> computed(g_.tensors.size(), false);
-    for (const Node& node : g_.nodes) {
+    for (step_ = 0; step_ < static_cast<int>(g_.nodes.size()); ++step_) {
+      const Node& node = g_.nodes[static_cast<size_t>(step_)];
       lower_node(node);
       for (TensorId out : node.outputs) computed[static_cast<size_t>(out)] = true;
     }
@@ -158,11 +196,7 @@ class Lowering {
   }
 
   const Tensor& constant_input(const Node& node, size_t i, const char* what) {
-    const Tensor& t = g_.tensor(node.inputs[i]);
-    if (!t.is_constant())
-      fail(ExitCode::kUnsupported, "node '", node.name, "' (", op_name(node.op), "): its ", what,
-           " is computed at run time; aotc needs it constant");
-    return t;
+    return aotc::constant_input(g_, node, i, what);
   }
 
   std::vector<gen::PostOpSpec> epilogue(const Node& node) {
@@ -290,6 +324,60 @@ class Lowering {
     return true;
   }
 
+  // A 3x3 convolution by Winograd F(4x4, 3x3) where lowers_to_winograd says
+  // (generators/winograd_conv.h): input transform, 36 GEMMs, output transform,
+  // through the node's scratch.
+  bool lower_winograd_conv(const Node& node, gen::Conv2dSpec spec) {
+    if (!lowers_to_winograd(g_, node, options_)) return false;
+    const ScratchPlacement* scratch = scratch_at(plan_, step_);
+    AOTC_CHECK(scratch != nullptr, "the memory plan has no scratch for Winograd convolution ", node.name);
+    spec.epilogue = epilogue(node);
+    const Shape& x = spec.input_shape;
+    const Shape out = gen::conv2d_output_shape(spec);
+    const int64_t th = (out[2] + 3) / 4, tw = (out[3] + 3) / 4, o_count = spec.out_channels;
+    auto in_scratch = [&](int64_t offset, Shape shape) {
+      BufferRef r;
+      r.offset = scratch->offset + offset;
+      r.shape = std::move(shape);
+      return r;
+    };
+    // V and M as the transforms see them and as the GEMM sees them: the same bytes.
+    const int64_t m_offset = winograd_output_offset(spec);
+    const BufferRef v_tiles = in_scratch(0, {x[0], 6, 6, x[1], th, tw}),
+                    v_matrix = in_scratch(0, gen::winograd_transformed_input_shape(spec)),
+                    m_matrix = in_scratch(m_offset, gen::winograd_transformed_output_shape(spec)),
+                    m_tiles = in_scratch(m_offset, {x[0], 6, 6, o_count, th, tw});
+    const std::string layer = g_.tensor(node.outputs[0]).name, ops = op_signature(node);
+    const double tile_channels_in = static_cast<double>(x[0] * x[1] * th * tw),
+                 tile_channels_out = static_cast<double>(x[0] * o_count * th * tw);
+
+    const int input_kernel = kernel_for(
+        "winograd input transform " + shape_text(x) + " -> " + shape_text(v_tiles.shape) + " " + print_attrs(node.attrs),
+        "winograd_input", [spec](const Halide::Target& t) { return gen::winograd_input_transform(spec, t); });
+    add_call(layer, ops + " (winograd input transform)", input_kernel, {ref(node.inputs[0]), v_tiles},
+             gen::kWinogradInputTransformFlops * tile_channels_in);
+
+    const gen::PointwiseConvSpec gemm = gen::winograd_gemm_spec(spec);
+    const int gemm_kernel = kernel_for(
+        "winograd gemm " + shape_text(v_matrix.shape) + " -> " + shape_text(m_matrix.shape), "winograd_gemm",
+        [gemm](const Halide::Target& t) { return gen::pointwise_conv(gemm, t); });
+    add_call(layer, ops + " (winograd gemm)", gemm_kernel,
+             {v_matrix, packed(gen::pack_winograd_weights(spec, constant_input(node, 1, "weight").data->data())),
+              m_matrix},
+             2.0 * static_cast<double>(gen::kWinogradPoints * x[1]) * tile_channels_out);
+
+    std::vector<BufferRef> args = {m_tiles};
+    if (spec.has_bias) args.push_back(ref(node.inputs[2]));
+    epilogue_args(node, args);
+    args.push_back(ref(node.outputs[0]));
+    const int output_kernel = kernel_for(description(node) + " winograd output transform", "winograd_output",
+                                         [spec](const Halide::Target& t) { return gen::winograd_output_transform(spec, t); });
+    add_call(layer, ops + " (winograd output transform)", output_kernel, std::move(args),
+             gen::kWinogradOutputTransformFlops * tile_channels_out +
+                 static_cast<double>(num_elements(out) * static_cast<int64_t>(node.epilogue.size())));
+    return true;
+  }
+
   // A concat whose output the memory plan laid out as slices: the inputs that
   // their producers already wrote in place cost nothing; the others are copied
   // into their slices. Returns false when the plan made no slices for it.
@@ -316,6 +404,9 @@ class Lowering {
   }
 
   const Graph& g_;
+  const MemoryPlan& plan_;
+  const HalideLoweringOptions options_;
+  int step_ = 0;  // the node being lowered
   LoweredModel model_;
   std::map<TensorId, const TensorPlacement*> placement_;
   std::map<TensorId, int64_t> constant_offsets_;
@@ -332,17 +423,9 @@ void Lowering::lower_node(const Node& node) {
   switch (node.op) {
     case OpKind::Conv2d: {
       if (lower_pointwise_conv(node)) return;
-      const auto& a = node.attr<Conv2dAttrs>();
+      gen::Conv2dSpec spec = conv2d_spec(g_, node);
+      if (lower_winograd_conv(node, spec)) return;
       const Tensor& w = constant_input(node, 1, "weight");
-      gen::Conv2dSpec spec;
-      spec.input_shape = g_.tensor(node.inputs[0]).shape;
-      spec.out_channels = w.shape[0];
-      spec.kernel = {static_cast<int>(w.shape[2]), static_cast<int>(w.shape[3])};
-      spec.stride = a.stride;
-      spec.pad = a.pad;
-      spec.dilation = a.dilation;
-      spec.groups = a.groups;
-      spec.has_bias = node.op_operand_count() == 3;
       spec.epilogue = epilogue(node);
       args.push_back(ref(node.inputs[0]));
       args.push_back(packed(gen::pack_conv2d_weights(spec, w.data->data())));
@@ -572,6 +655,14 @@ void Lowering::lower_node(const Node& node) {
 
 }  // namespace
 
-LoweredModel lower_to_halide(const Graph& g, const MemoryPlan& plan) { return Lowering(g, plan).run(); }
+int64_t halide_scratch_bytes(const Graph& g, const Node& node, const HalideLoweringOptions& options) {
+  if (!lowers_to_winograd(g, node, options)) return 0;
+  const gen::Conv2dSpec spec = conv2d_spec(g, node);
+  return winograd_output_offset(spec) + num_elements(gen::winograd_transformed_output_shape(spec)) * 4;
+}
+
+LoweredModel lower_to_halide(const Graph& g, const MemoryPlan& plan, const HalideLoweringOptions& options) {
+  return Lowering(g, plan, options).run();
+}
 
 }  // namespace aotc
