@@ -54,6 +54,11 @@ void require_applies(const Conv2dSpec& spec) {
 
 int64_t tiles_along(int64_t extent) { return (extent + kTile - 1) / kTile; }
 
+// The input transform stages the 6 padded input rows of a row of tiles.
+int64_t staged_rows_bytes(const Conv2dSpec& spec) {
+  return (kTile * tiles_along(conv2d_output_shape(spec)[3]) + kPatch) * kPatch * 4;
+}
+
 // [N, 6, 6, channels, TH, TW]: V or M as the transforms see them, the same
 // bytes as the GEMM's [N*36, channels, T].
 Shape transform_view(const Conv2dSpec& spec, int64_t channels) {
@@ -81,7 +86,9 @@ constexpr int64_t kMinMacs = int64_t{1} << 20;
 constexpr int64_t kMinMacsFewTiles = int64_t{1} << 23;
 
 bool use_winograd(const Conv2dSpec& spec) {
-  if (!winograd_applies(spec) || spec.input_shape[1] < kMinChannels || spec.out_channels < kMinChannels) return false;
+  if (!winograd_applies(spec) || spec.input_shape[1] < kMinChannels || spec.out_channels < kMinChannels ||
+      staged_rows_bytes(spec) > kMaxStagedBytes)
+    return false;
   const Shape out = conv2d_output_shape(spec);
   const int64_t macs = num_elements(out) * spec.input_shape[1] * 9;
   return macs >= (winograd_tiles(spec) >= kMinTiles ? kMinMacs : kMinMacsFewTiles);
@@ -146,9 +153,11 @@ Kernel winograd_input_transform(const Conv2dSpec& spec, const Halide::Target& ta
   Func padded = Halide::BoundaryConditions::constant_exterior(
       input, 0.0f, {{0, static_cast<int>(in_shape[3])}, {0, static_cast<int>(in_shape[2])}});
   const int pad_top = spec.pad[0], pad_left = spec.pad[1];
-  Func rows("rows"), transformed("winograd_input_transform");
+  Var x("x"), y("y");
+  Func staged("staged"), rows("rows"), transformed("winograd_input_transform");
+  staged(x, y, c, n) = padded(x, y, c, n);
   rows(kx, i, tx, ty, c, n) = rows_of(kBT, i, [&](int ky) {
-    return padded(kTile * tx + kx - pad_left, kTile * ty + ky - pad_top, c, n);
+    return staged(kTile * tx + kx - pad_left, kTile * ty + ky - pad_top, c, n);
   });
   transformed(tx, ty, c, j, i, n) = rows_of(kBT, j, [&](int k) { return rows(k, i, tx, ty, c, n); });
   constrain_output(transformed, view);
@@ -160,7 +169,15 @@ Kernel winograd_input_transform(const Conv2dSpec& spec, const Halide::Target& ta
   transformed.fuse(c, n, tasks);
   const std::string parallel =
       parallel_in_tasks(transformed, tasks, in_shape[0] * in_shape[1], kWinogradPoints * view[4] * view[5]);
-  rows.compute_at(transformed, txo).vectorize(tx).unroll(kx).unroll(i);
+  // The 6 zero-padded input rows of a row of tiles are staged on the stack
+  // (4*TW + 2 floats each), so that the patches' stride-4 loads need no bounds
+  // checks: rows of tiles one or two vectors wide have no steady state for
+  // Halide's loop partitioning. Row sums are stored tiles innermost, so that
+  // the column sums load them as dense vectors.
+  require(staged_rows_bytes(spec) <= kMaxStagedBytes, "winograd_conv: rows too wide to stage (over ~330 pixels)");
+  staged.compute_at(transformed, ty);
+  stage_on_stack(staged, lanes);
+  rows.compute_at(transformed, txo).reorder_storage(tx, kx, i).vectorize(tx).unroll(kx).unroll(i);
   kernel.output = transformed;
   kernel.schedule = "winograd F(4x4,3x3) input transform: " + std::to_string(lanes) + " tiles a vector, channels " + parallel;
   return kernel;
@@ -197,7 +214,8 @@ Kernel winograd_output_transform(const Conv2dSpec& spec, const Halide::Target& t
   output.fuse(o, n, tasks);
   const std::string parallel =
       parallel_in_tasks(output, tasks, out_shape[0] * out_shape[1], kWinogradPoints * view[4] * view[5]);
-  columns.compute_at(output, txo).vectorize(tx).unroll(b).unroll(i);
+  // Column sums stored tiles innermost: the row sums load them as dense vectors.
+  columns.compute_at(output, txo).reorder_storage(tx, b, i).vectorize(tx).unroll(b).unroll(i);
   kernel.output = output;
   kernel.schedule = "winograd F(4x4,3x3) output transform: " + std::to_string(lanes) + " tiles a vector, channels " +
                     parallel + (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));

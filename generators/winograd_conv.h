@@ -43,7 +43,8 @@ constexpr double kWinogradOutputTransformFlops = 2 * (6 * 21 + 4 * 21);
 bool winograd_applies(const Conv2dSpec& spec);
 
 // Whether aotc computes `spec` by Winograd rather than directly: where it
-// applies and was measured faster (bench/kernels, generators/README.md).
+// applies, its rows fit the input transform's staging (output rows of up to
+// ~330 pixels) and it was measured faster (generators/README.md).
 bool use_winograd(const Conv2dSpec& spec);
 
 // Output tiles of one image: ceil(OH/4) * ceil(OW/4).

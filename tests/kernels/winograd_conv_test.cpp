@@ -87,6 +87,27 @@ TEST_P(WinogradConvKernels, MatchReferenceConv) {
   expect_matches(r.reference, r.run);
 }
 
+// The choice: model layers it wins on, and the ones it must not take.
+TEST(WinogradChoice, TakesMeasuredWinsOnly) {
+  auto conv = [](Shape input, int64_t out_channels, int stride = 1) {
+    gen::Conv2dSpec spec;
+    spec.input_shape = std::move(input);
+    spec.out_channels = out_channels;
+    spec.kernel = {3, 3};
+    spec.stride = {stride, stride};
+    spec.pad = {1, 1, 1, 1};
+    return spec;
+  };
+  EXPECT_TRUE(gen::use_winograd(conv({1, 64, 56, 56}, 64)));    // ResNet-18 layer1
+  EXPECT_TRUE(gen::use_winograd(conv({1, 512, 7, 7}, 512)));    // ResNet-18 layer4: 115M MACs on 4 tiles
+  EXPECT_FALSE(gen::use_winograd(conv({1, 128, 7, 7}, 32)));    // DenseNet block 4: 1.8M MACs on 4 tiles
+  EXPECT_FALSE(gen::use_winograd(conv({1, 3, 112, 112}, 16)));  // too few channels
+  EXPECT_FALSE(gen::use_winograd(conv({1, 64, 56, 56}, 64, 2)));  // stride 2
+  // Rows too wide for the input transform's staged rows go direct, never throw.
+  EXPECT_FALSE(gen::use_winograd(conv({1, 32, 40, 400}, 32)));
+  EXPECT_THROW(gen::winograd_input_transform(conv({1, 32, 40, 400}, 32), host_target()), std::invalid_argument);
+}
+
 const std::string kAvx2 = "x86-64-linux-avx-avx2-fma-f16c-sse41";
 const std::string kSse41 = "x86-64-linux-sse41";
 
