@@ -56,8 +56,11 @@ static inline const char* aotc_status_message(int status) {
   }
 }
 
-/* Called after each layer when set: the layer's name (the fused group's
- * output tensor) and its wall time in microseconds. */
+/* Called after each kernel call when set: the layer's name (the fused group's
+ * output tensor) and the call's wall time in microseconds. A layer may make
+ * several calls, one after the other under the same name (a Winograd
+ * convolution: input transform, GEMM, output transform); the report lists
+ * the calls in the same order. */
 typedef void (*aotc_timing_callback)(void* user_data, const char* layer, double microseconds);
 
 /* Per-call state a run may use: the optional timing hook, and room for the
