@@ -109,7 +109,9 @@ std::string schedule_pointwise(Halide::Func& output, const Shape& shape, bool fu
                                const Halide::Target& target);
 
 // Parallel loops cost the pool a wake-up per loop and an atomic claim per
-// task: tasks hold at least this much work (a smaller loop is two tasks). Work: elements read or written by memory-bound
+// task: tasks hold at least this much work (a smaller loop is two tasks), and
+// 3 to 16 tasks become a multiple of 4 of even size (3 uneven tasks on 2
+// threads ran no faster than on 1). Work: elements read or written by memory-bound
 // kernels; multiply-adds / kMacsPerElement for arithmetic ones (one element of
 // traffic costs about as long as 16 multiply-adds on one core).
 constexpr int64_t kMinTaskWork = 16 * 1024;
