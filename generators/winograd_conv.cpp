@@ -59,13 +59,6 @@ int64_t staged_rows_bytes(const Conv2dSpec& spec) {
   return (kTile * tiles_along(conv2d_output_shape(spec)[3]) + kPatch) * kPatch * 4;
 }
 
-// [N, 6, 6, channels, TH, TW]: V or M as the transforms see them, the same
-// bytes as the GEMM's [N*36, channels, T].
-Shape transform_view(const Conv2dSpec& spec, int64_t channels) {
-  const Shape out = conv2d_output_shape(spec);
-  return {out[0], kPatch, kPatch, channels, tiles_along(out[2]), tiles_along(out[3])};
-}
-
 }  // namespace
 
 bool winograd_applies(const Conv2dSpec& spec) {
@@ -92,6 +85,11 @@ bool use_winograd(const Conv2dSpec& spec) {
   const Shape out = conv2d_output_shape(spec);
   const int64_t macs = num_elements(out) * spec.input_shape[1] * 9;
   return macs >= (winograd_tiles(spec) >= kMinTiles ? kMinMacs : kMinMacsFewTiles);
+}
+
+Shape winograd_tile_view(const Conv2dSpec& spec, int64_t channels) {
+  const Shape out = conv2d_output_shape(spec);
+  return {out[0], kPatch, kPatch, channels, tiles_along(out[2]), tiles_along(out[3])};
 }
 
 int64_t winograd_tiles(const Conv2dSpec& spec) {
@@ -143,7 +141,7 @@ PackedWeights pack_winograd_weights(const Conv2dSpec& spec, const float* oihw) {
 Kernel winograd_input_transform(const Conv2dSpec& spec, const Halide::Target& target) {
   require_applies(spec);
   const Shape& in_shape = spec.input_shape;
-  const Shape view = transform_view(spec, in_shape[1]);
+  const Shape view = winograd_tile_view(spec, in_shape[1]);
   Kernel kernel;
   Halide::ImageParam input = dense_input("input", in_shape);
   kernel.inputs = {input};
@@ -186,7 +184,7 @@ Kernel winograd_input_transform(const Conv2dSpec& spec, const Halide::Target& ta
 Kernel winograd_output_transform(const Conv2dSpec& spec, const Halide::Target& target) {
   require_applies(spec);
   const Shape out_shape = conv2d_output_shape(spec);
-  const Shape view = transform_view(spec, spec.out_channels);
+  const Shape view = winograd_tile_view(spec, spec.out_channels);
   Kernel kernel;
   Halide::ImageParam transformed = dense_input("transformed", view);
   kernel.inputs = {transformed};

@@ -50,6 +50,10 @@ bool use_winograd(const Conv2dSpec& spec);
 // Output tiles of one image: ceil(OH/4) * ceil(OW/4).
 int64_t winograd_tiles(const Conv2dSpec& spec);
 
+// V (channels C) or M (channels O) as the transforms see them,
+// [N, 6, 6, channels, TH, TW]: the same bytes as the GEMM's [N*36, channels, T].
+Shape winograd_tile_view(const Conv2dSpec& spec, int64_t channels);
+
 // The scratch tensors' shapes: V [N*36, C, T] and M [N*36, O, T].
 Shape winograd_transformed_input_shape(const Conv2dSpec& spec);
 Shape winograd_transformed_output_shape(const Conv2dSpec& spec);

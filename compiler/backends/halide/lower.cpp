@@ -80,8 +80,8 @@ gen::Conv2dSpec conv2d_spec(const Graph& g, const Node& node) {
   return spec;
 }
 
-bool lowers_to_winograd(const Graph& g, const Node& node, const HalideLoweringOptions& options) {
-  return options.winograd && node.op == OpKind::Conv2d && gen::use_winograd(conv2d_spec(g, node));
+bool lowers_to_winograd(const gen::Conv2dSpec& spec, const HalideLoweringOptions& options) {
+  return options.winograd && gen::use_winograd(spec);
 }
 
 // Where a Winograd convolution keeps V, then M, in its scratch.
@@ -328,13 +328,12 @@ class Lowering {
   // (generators/winograd_conv.h): input transform, 36 GEMMs, output transform,
   // through the node's scratch.
   bool lower_winograd_conv(const Node& node, gen::Conv2dSpec spec) {
-    if (!lowers_to_winograd(g_, node, options_)) return false;
+    if (!lowers_to_winograd(spec, options_)) return false;
     const ScratchPlacement* scratch = scratch_at(plan_, step_);
     AOTC_CHECK(scratch != nullptr, "the memory plan has no scratch for Winograd convolution ", node.name);
     spec.epilogue = epilogue(node);
     const Shape& x = spec.input_shape;
     const Shape out = gen::conv2d_output_shape(spec);
-    const int64_t th = (out[2] + 3) / 4, tw = (out[3] + 3) / 4, o_count = spec.out_channels;
     auto in_scratch = [&](int64_t offset, Shape shape) {
       BufferRef r;
       r.offset = scratch->offset + offset;
@@ -343,13 +342,14 @@ class Lowering {
     };
     // V and M as the transforms see them and as the GEMM sees them: the same bytes.
     const int64_t m_offset = winograd_output_offset(spec);
-    const BufferRef v_tiles = in_scratch(0, {x[0], 6, 6, x[1], th, tw}),
+    const BufferRef v_tiles = in_scratch(0, gen::winograd_tile_view(spec, x[1])),
                     v_matrix = in_scratch(0, gen::winograd_transformed_input_shape(spec)),
                     m_matrix = in_scratch(m_offset, gen::winograd_transformed_output_shape(spec)),
-                    m_tiles = in_scratch(m_offset, {x[0], 6, 6, o_count, th, tw});
+                    m_tiles = in_scratch(m_offset, gen::winograd_tile_view(spec, spec.out_channels));
     const std::string layer = g_.tensor(node.outputs[0]).name, ops = op_signature(node);
-    const double tile_channels_in = static_cast<double>(x[0] * x[1] * th * tw),
-                 tile_channels_out = static_cast<double>(x[0] * o_count * th * tw);
+    // (tile, channel) pairs each transform handles.
+    const double tile_channels_in = static_cast<double>(num_elements(v_matrix.shape) / gen::kWinogradPoints),
+                 tile_channels_out = static_cast<double>(num_elements(m_matrix.shape) / gen::kWinogradPoints);
 
     const int input_kernel = kernel_for(
         "winograd input transform " + shape_text(x) + " -> " + shape_text(v_tiles.shape) + " " + print_attrs(node.attrs),
@@ -656,8 +656,9 @@ void Lowering::lower_node(const Node& node) {
 }  // namespace
 
 int64_t halide_scratch_bytes(const Graph& g, const Node& node, const HalideLoweringOptions& options) {
-  if (!lowers_to_winograd(g, node, options)) return 0;
+  if (node.op != OpKind::Conv2d) return 0;
   const gen::Conv2dSpec spec = conv2d_spec(g, node);
+  if (!lowers_to_winograd(spec, options)) return 0;
   return winograd_output_offset(spec) + num_elements(gen::winograd_transformed_output_shape(spec)) * 4;
 }
 
