@@ -96,20 +96,29 @@ AOTC_RT_WEAK void aotc_rt1_unregister_run(int slot) {
 // How long an idle worker spins for the next loop before it sleeps.
 #define AOTC_RT_SPIN_MICROSECONDS 300
 
-// The loop on the pool. Loops alternate between two slots: a worker claims an
-// iteration by a compare-exchange on `claim` (the loop's generation and next
-// iteration) and only then reads the slot, which the pool cannot refill before
-// that iteration is done.
+// The loop on the pool. Its iterations are split into one contiguous range
+// per thread: the caller takes the first, worker w the range w + 1, and a
+// thread that finishes its own takes what is left of the others. The same
+// thread thus works on the same part of every loop: a conv parallel over
+// output channels writes the channels that the next depthwise conv or
+// elementwise op, split the same way, reads from that core's own cache
+// (dynamic claiming moved half of each tensor between the cores' caches).
+// A range's claim word holds the loop's generation, its next iteration and
+// its end: a thread claims an iteration by a compare-exchange on that word
+// and only then reads the slot (loops alternate between two), which the pool
+// cannot refill before that iteration is done.
 struct aotc_rt1_loop {
   std::atomic<halide_task_t> task;
   std::atomic<void*> user_context;
   std::atomic<uint8_t*> closure;
-  std::atomic<int> min, size, done, result;
+  std::atomic<int> min, done, result;
 };
 
 struct aotc_rt1_pool_state {
   aotc_rt1_loop loops[2];
-  std::atomic<uint64_t> claim;          // (generation << 32) | next iteration
+  std::atomic<uint64_t> claims[AOTC_RT_MAX_THREADS];  // per range: generation:16 | next:24 | end:24
+  std::atomic<uint32_t> generation;     // of the loop on the pool
+  std::atomic<int> ranges;              // of that loop
   std::atomic<int> busy;                // a loop is on the pool
   std::atomic<int> workers_wanted;      // threads - 1
   std::atomic<int> sleeping;
@@ -120,10 +129,16 @@ struct aotc_rt1_pool_state {
 };
 
 AOTC_RT_WEAK aotc_rt1_pool_state aotc_rt1_pool = {
-    {}, {0}, {0}, {0}, {0}, {0}, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+    {}, {}, {0}, {0}, {0}, {0}, {0}, {0}, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
 AOTC_RT_WEAK thread_local int aotc_rt1_inside_task = 0;
 
-static inline uint32_t aotc_rt1_generation(uint64_t claim) { return static_cast<uint32_t>(claim >> 32); }
+// Loops of more iterations than a claim word holds run serially.
+#define AOTC_RT_MAX_ITERATIONS (1 << 24)
+
+static inline uint64_t aotc_rt1_claim(uint32_t generation, int next, int end) {
+  return (static_cast<uint64_t>(generation & 0xffffu) << 48) | (static_cast<uint64_t>(next) << 24) |
+         static_cast<uint64_t>(end);
+}
 
 static inline void aotc_rt1_pause(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -139,47 +154,53 @@ static inline double aotc_rt1_now_microseconds(void) {
   return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) * 1e-3;
 }
 
-// Runs iterations of the current loop until none is left to claim.
-AOTC_RT_WEAK void aotc_rt1_work(void) {
+// Runs iterations of loop `generation`: range `own` first, then the others,
+// until none is left to claim.
+AOTC_RT_WEAK void aotc_rt1_work(uint32_t generation, int own) {
   aotc_rt1_pool_state& pool = aotc_rt1_pool;
-  for (;;) {
-    uint64_t claim = pool.claim.load(std::memory_order_acquire);
-    aotc_rt1_loop& loop = pool.loops[aotc_rt1_generation(claim) & 1];
-    const int i = static_cast<int>(claim & 0xffffffffu);
-    if (i >= loop.size.load(std::memory_order_relaxed)) return;
-    if (!pool.claim.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel)) continue;
-    aotc_rt1_inside_task = 1;
-    const int result = loop.task.load(std::memory_order_relaxed)(
-        loop.user_context.load(std::memory_order_relaxed), loop.min.load(std::memory_order_relaxed) + i,
-        loop.closure.load(std::memory_order_relaxed));
-    aotc_rt1_inside_task = 0;
-    if (result != 0) {
-      int ok = 0;
-      loop.result.compare_exchange_strong(ok, result);
+  const int ranges = pool.ranges.load(std::memory_order_acquire);
+  for (int r = 0; r < ranges; ++r) {
+    std::atomic<uint64_t>& word = pool.claims[(own + r) % ranges];
+    uint64_t claim = word.load(std::memory_order_acquire);
+    for (;;) {
+      const int next = static_cast<int>((claim >> 24) & 0xffffffu), end = static_cast<int>(claim & 0xffffffu);
+      if (static_cast<uint32_t>(claim >> 48) != (generation & 0xffffu) || next >= end) break;
+      if (!word.compare_exchange_weak(claim, claim + (uint64_t{1} << 24), std::memory_order_acq_rel)) continue;
+      aotc_rt1_loop& loop = pool.loops[generation & 1];
+      aotc_rt1_inside_task = 1;
+      const int result = loop.task.load(std::memory_order_relaxed)(
+          loop.user_context.load(std::memory_order_relaxed), loop.min.load(std::memory_order_relaxed) + next,
+          loop.closure.load(std::memory_order_relaxed));
+      aotc_rt1_inside_task = 0;
+      if (result != 0) {
+        int ok = 0;
+        loop.result.compare_exchange_strong(ok, result);
+      }
+      loop.done.fetch_add(1, std::memory_order_release);
+      claim = word.load(std::memory_order_acquire);
     }
-    loop.done.fetch_add(1, std::memory_order_release);
   }
 }
 
 AOTC_RT_WEAK void* aotc_rt1_worker(void* arg) {
   aotc_rt1_pool_state& pool = aotc_rt1_pool;
   const int index = static_cast<int>(reinterpret_cast<intptr_t>(arg));
-  uint32_t seen = aotc_rt1_generation(pool.claim.load(std::memory_order_acquire));
+  uint32_t seen = pool.generation.load(std::memory_order_acquire);
   for (;;) {
     // Spin for the next loop, then sleep until one comes.
     const double deadline = aotc_rt1_now_microseconds() + AOTC_RT_SPIN_MICROSECONDS;
-    while (aotc_rt1_generation(pool.claim.load(std::memory_order_acquire)) == seen) {
+    while (pool.generation.load(std::memory_order_acquire) == seen) {
       for (int k = 0; k < 64; ++k) aotc_rt1_pause();
       if (aotc_rt1_now_microseconds() > deadline) {
         pthread_mutex_lock(&pool.mutex);
         pool.sleeping.fetch_add(1);
-        while (aotc_rt1_generation(pool.claim.load()) == seen) pthread_cond_wait(&pool.wake, &pool.mutex);
+        while (pool.generation.load() == seen) pthread_cond_wait(&pool.wake, &pool.mutex);
         pool.sleeping.fetch_sub(1);
         pthread_mutex_unlock(&pool.mutex);
       }
     }
-    seen = aotc_rt1_generation(pool.claim.load(std::memory_order_acquire));
-    if (index < pool.workers_wanted.load(std::memory_order_relaxed)) aotc_rt1_work();
+    seen = pool.generation.load(std::memory_order_acquire);
+    if (index < pool.workers_wanted.load(std::memory_order_relaxed)) aotc_rt1_work(seen, index + 1);
   }
   return nullptr;
 }
@@ -187,29 +208,35 @@ AOTC_RT_WEAK void* aotc_rt1_worker(void* arg) {
 // halide_do_par_for on the pool: publish the loop, take part, wait for the rest.
 AOTC_RT_WEAK int aotc_rt1_do_par_for(void* user_context, halide_task_t task, int min, int size, uint8_t* closure) {
   aotc_rt1_pool_state& pool = aotc_rt1_pool;
+  const int workers = pool.workers_wanted.load(std::memory_order_relaxed);
   int idle = 0;
-  if (size <= 1 || aotc_rt1_inside_task || pool.workers_wanted.load(std::memory_order_relaxed) == 0 ||
+  if (size <= 1 || size >= AOTC_RT_MAX_ITERATIONS || aotc_rt1_inside_task || workers == 0 ||
       !pool.busy.compare_exchange_strong(idle, 1, std::memory_order_acquire)) {
     for (int i = 0; i < size; ++i)
       if (const int result = task(user_context, min + i, closure); result != 0) return result;
     return 0;
   }
-  const uint32_t generation = aotc_rt1_generation(pool.claim.load(std::memory_order_relaxed)) + 1;
+  const uint32_t generation = pool.generation.load(std::memory_order_relaxed) + 1;
   aotc_rt1_loop& loop = pool.loops[generation & 1];
   loop.task.store(task, std::memory_order_relaxed);
   loop.user_context.store(user_context, std::memory_order_relaxed);
   loop.closure.store(closure, std::memory_order_relaxed);
   loop.min.store(min, std::memory_order_relaxed);
-  loop.size.store(size, std::memory_order_relaxed);
   loop.done.store(0, std::memory_order_relaxed);
   loop.result.store(0, std::memory_order_relaxed);
-  pool.claim.store(static_cast<uint64_t>(generation) << 32);  // seq_cst: pairs with `sleeping`
+  const int ranges = workers + 1 < size ? workers + 1 : size;
+  for (int r = 0; r < ranges; ++r)
+    pool.claims[r].store(aotc_rt1_claim(generation, static_cast<int>(int64_t{size} * r / ranges),
+                                        static_cast<int>(int64_t{size} * (r + 1) / ranges)),
+                         std::memory_order_relaxed);
+  pool.ranges.store(ranges, std::memory_order_relaxed);
+  pool.generation.store(generation);  // seq_cst: publishes the above; pairs with `sleeping`
   if (pool.sleeping.load() > 0) {
     pthread_mutex_lock(&pool.mutex);
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.mutex);
   }
-  aotc_rt1_work();
+  aotc_rt1_work(generation, 0);
   while (loop.done.load(std::memory_order_acquire) < size) aotc_rt1_pause();
   const int result = loop.result.load(std::memory_order_relaxed);
   pool.busy.store(0, std::memory_order_release);
