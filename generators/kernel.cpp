@@ -73,8 +73,10 @@ std::vector<Halide::Expr> outermost_first(const std::vector<Halide::Var>& innerm
 int native_lanes(const Halide::Target& target) { return target.natural_vector_size<float>(); }
 
 int accumulator_registers(const Halide::Target& target) {
-  // x86-64 has 32 vector registers with AVX-512 and 16 without; AArch64 has 32.
-  const bool many_registers = target.has_feature(Halide::Target::AVX512) || target.arch == Halide::Target::ARM;
+  // x86-64 has 32 vector registers with AVX-512 and 16 without; AArch64 has 32,
+  // 32-bit ARM NEON 16 quad registers.
+  const bool many_registers = target.has_feature(Halide::Target::AVX512) ||
+                              (target.arch == Halide::Target::ARM && target.bits == 64);
   return many_registers ? 24 : 12;
 }
 

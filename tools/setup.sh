@@ -14,8 +14,8 @@ packages=(
   python3-torch python3-torchvision python3-numpy python3-flatbuffers
   # tests/tflite: Arm NN's TfLite parser on the CpuRef backend, the independent TFLite executor
   python3-pyarmnn libarmnntfliteparser22 libarmnn-cpuref-backend22
-  # cross-compilation check: a model library for arm-64-linux run under qemu
-  g++-aarch64-linux-gnu qemu-user file
+  # cross-compilation checks: model libraries for arm-64-linux and arm-32-linux run under qemu
+  g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user file
   # samples (OpenCV's camera, video and image I/O); their tests and training read Fashion-MNIST
   libopencv-dev zlib1g-dev dataset-fashion-mnist
   # face_detect's test photo (skimage/data/astronaut.png)

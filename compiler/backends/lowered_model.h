@@ -56,4 +56,11 @@ struct LoweredModel {
   int64_t lower_bound_bytes = 0;  // the memory plan's liveness lower bound
 };
 
+// What every object of a target's library is: ELF class (32 or 64) and e_machine.
+struct ObjectFormat {
+  int elf_class = 64;
+  int machine = 0;
+  std::string name;  // "x86-64", "AArch64", "32-bit ARM"
+};
+
 }  // namespace aotc

@@ -166,6 +166,7 @@ struct WorkDirectory {
 
 void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::time_point start) {
   const std::string target = halide_target_string(opt.target);
+  const ObjectFormat format = target_object_format(target);  // refuses targets aotc cannot package
   const std::filesystem::path out_dir = opt.output.empty() ? std::filesystem::path(".") : std::filesystem::path(opt.output);
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
@@ -186,6 +187,7 @@ void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::tim
   options.work_dir = work.path.string();
   options.target = target;
   options.cxx = opt.cxx.empty() ? default_runner_compiler(target) : opt.cxx;
+  options.format = format;
   options.sdk_header = sdk_header();
   options.producer = std::string("aotc ") + kVersion + " from " + std::filesystem::path(opt.model).filename().string();
   options.compile_seconds_so_far = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -208,9 +210,9 @@ int run(int argc, char** argv) {
   app.add_option("-o,--output", opt.output,
                  "Output: a directory for lib (default: .), a file for run, graph and plan (default: stdout)");
   app.add_option("--name", opt.name, "Model name (default: the model file's stem)");
-  app.add_option("--target", opt.target, "Halide target string for --emit=lib, e.g. x86-64-linux-avx2 or arm-64-linux (default: host)");
+  app.add_option("--target", opt.target, "Halide target string for --emit=lib: host, x86-64-linux with CPU features (e.g. x86-64-linux-avx2), arm-64-linux or arm-32-linux (default: host)");
   app.add_option("--jobs", opt.jobs, "Worker processes compiling kernels (default: one per core)");
-  app.add_option("--cxx", opt.cxx, "C++ compiler for the generated runner (default: c++, or aarch64-linux-gnu-g++ for arm-64 targets)");
+  app.add_option("--cxx", opt.cxx, "C++ compiler for the generated runner (default: c++ for the host's architecture, aarch64-linux-gnu-g++ for arm-64-linux, arm-linux-gnueabihf-g++ for arm-32-linux)");
   app.add_option("--conv-algorithm", opt.conv_algorithm,
                  "auto: Winograd F(4x4,3x3) for the 3x3 stride-1 convolutions where it was measured faster, direct "
                  "convolution elsewhere; direct: direct convolution everywhere (default: auto)")

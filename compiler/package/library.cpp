@@ -45,6 +45,24 @@ std::string weights_assembly(const std::string& symbol, const std::string& blob_
          "  .section .note.GNU-stack,\"\",%progbits\n";
 }
 
+// Every member must be an ELF object of the target's class and machine: a
+// runner built by a compiler for another architecture (a --cxx that does not
+// match --target) would give an archive no toolchain can link.
+void check_object_format(const std::string& path, const ObjectFormat& format) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char header[20] = {};
+  in.read(reinterpret_cast<char*>(header), sizeof header);
+  const bool elf = in && header[0] == 0x7f && header[1] == 'E' && header[2] == 'L' && header[3] == 'F';
+  const int elf_class = elf ? (header[4] == 1 ? 32 : header[4] == 2 ? 64 : 0) : 0;
+  const int machine = elf ? (header[5] == 1 ? header[18] | header[19] << 8 : header[19] | header[18] << 8) : -1;
+  if (elf_class != format.elf_class || machine != format.machine)
+    fail(ExitCode::kUsage, fs::path(path).filename().string(), " is ",
+         elf ? "an ELF" + std::to_string(elf_class) + " object for machine " + std::to_string(machine)
+             : std::string("not an ELF object"),
+         ", not a ", format.name, " object (ELF", format.elf_class, ", machine ", format.machine,
+         ") as the target needs: is the C++ compiler (--cxx) one for this target?");
+}
+
 }  // namespace
 
 PackageResult write_library(const LoweredModel& model, const CompiledObjects& objects, const PackageOptions& options) {
@@ -68,6 +86,8 @@ PackageResult write_library(const LoweredModel& model, const CompiledObjects& ob
            "assembling the weights");
   members.push_back((work / "runner.o").string());
   members.push_back((work / "weights.o").string());
+
+  for (const std::string& member : members) check_object_format(member, options.format);
 
   const fs::path library = work / ("lib" + model.name + ".a");
   std::vector<std::string> ar = {"ar", "rcs", library.string()};

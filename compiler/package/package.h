@@ -22,6 +22,7 @@ struct PackageOptions {
   std::string out_dir;
   std::string target;      // canonical Halide target string
   std::string cxx;         // C++ compiler for the runner and the weights object
+  ObjectFormat format;     // every archive member must be of this format
   std::string work_dir;    // intermediate files
   std::string sdk_header;  // path of sdk/include/aotc/aotc.h to copy beside the header
   std::string producer;    // "aotc 0.1.0 from resnet18.fb"

@@ -13,8 +13,10 @@ Cases (tests/models/CMakeLists.txt runs each one as a ctest):
   --case resnet18-graph                ResNet-18 at 224x224: the optimised graph's structure
   --case unsupported                   modules of unsupported_ops.py are refused with exit 3
   --case library --model NAME --size S the model compiled by `aotc --emit=lib` into a static
-                                       library, linked into a C program (run_library.c) and run
-                                       on PyTorch's input: its output against PyTorch's
+          [--target T]                 library, linked into a C program (run_library.c) and run
+                                       on PyTorch's input: its output against PyTorch's; for an
+                                       ARM target, linked by Debian's cross gcc and run under
+                                       qemu (tools/cross_targets.py)
   --case memory-plan                   all seven models at 224x224: the static memory plan of the
                                        optimised graph needs at most 1.05x its liveness lower bound
 
@@ -35,6 +37,8 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent / "tools"))
+import cross_targets  # noqa: E402
 TOLERANCE = 1e-4
 
 # Op counts of the exported graphs, counted by hand from the architectures (torchvision 0.14).
@@ -276,7 +280,7 @@ def case_library(args):
     shape = [1, 3, args.size, args.size]
     run([args.exporter, "--model", args.model, "-o", model_fb, "--input-shape", ",".join(map(str, shape)),
          "--reference", ref_dir])
-    result = run([args.aotc, model_fb, "--emit=lib", "-o", out])
+    result = run([args.aotc, model_fb, "--emit=lib", "--target", args.target, "-o", out])
     print(result.stdout[-3000:])
     for produced in (f"lib{args.model}.a", f"{args.model}.h", f"{args.model}.report.json", "aotc/aotc.h"):
         check((out / produced).exists(), f"--emit=lib did not write {produced}")
@@ -285,11 +289,12 @@ def case_library(args):
     print(f"compile {totals['compile_seconds']:.1f} s, library {totals['library_bytes'] / 2**20:.1f} MiB, "
           f"{totals['layers']} layers, {totals['kernels']} kernels")
     exe = args.workdir / "run_library"
+    cc, emulator, _ = cross_targets.toolchain(args.target)
     # A C program linking only the library, -lpthread and -ldl (and libm, as any C program may).
-    run(["cc", "-std=c11", "-O2", f"-DAOTC_MODEL={args.model}", "-I", out, HERE.parent.parent / "tools" / "run_library.c",
+    run([cc, "-std=c11", "-O2", f"-DAOTC_MODEL={args.model}", "-I", out, HERE.parent.parent / "tools" / "run_library.c",
          out / f"lib{args.model}.a", "-lpthread", "-ldl", "-lm", "-o", exe])
-    run([exe, args.workdir / "library.bin", ref_dir / "input.bin"])
-    compare("library vs PyTorch", args.workdir / "library.bin", np.fromfile(ref_dir / "output.bin", dtype="<f4"))
+    run(emulator + [exe, args.workdir / "library.bin", ref_dir / "input.bin"])
+    compare(f"library ({args.target}) vs PyTorch", args.workdir / "library.bin", np.fromfile(ref_dir / "output.bin", dtype="<f4"))
 
 
 PLAN_SLACK = 1.05  # arena bytes may exceed the liveness lower bound by at most 5%
@@ -347,6 +352,7 @@ def main():
     p.add_argument("--workdir", type=Path, required=True)
     p.add_argument("--model")
     p.add_argument("--size", type=int, default=224)
+    p.add_argument("--target", default="host", help="aotc --target for --case library")
     p.add_argument("--module")
     p.add_argument("--input-shape")
     p.add_argument("--output-sizes", type=lambda s: [int(v) for v in s.split(",")],

@@ -135,15 +135,50 @@ std::string halide_target_string(const std::string& requested) {
   if (target.has_gpu_feature())
     fail(ExitCode::kUnsupported, "--target: '", requested,
          "' asks for a GPU; aotc generates CPU code only (supported: host, x86-64-linux with CPU features such "
-         "as avx2 or avx512, arm-64-linux)");
+         "as avx2 or avx512, arm-64-linux, arm-32-linux)");
   return target.to_string();
 }
 
-std::string default_runner_compiler(const std::string& target) {
-  const Halide::Target t(target);
-  const bool cross_arm64 = t.arch == Halide::Target::ARM && t.bits == 64 &&
-                           host_target().arch != Halide::Target::ARM;
-  return cross_arm64 ? "aarch64-linux-gnu-g++" : "c++";
+namespace {
+
+// The targets aotc can package: the C++ compiler for the runner on another host,
+// and what `file` calls the objects it makes (an ELF class and machine).
+struct PackagedArch {
+  Halide::Target::Arch arch;
+  int bits;
+  const char* name;
+  const char* cross_compiler;
+  ObjectFormat format;
+};
+
+constexpr PackagedArch kPackagedArchs[] = {
+    {Halide::Target::X86, 64, "x86-64-linux", "x86_64-linux-gnu-g++", {64, 62, "x86-64"}},
+    {Halide::Target::ARM, 64, "arm-64-linux", "aarch64-linux-gnu-g++", {64, 183, "AArch64"}},
+    {Halide::Target::ARM, 32, "arm-32-linux", "arm-linux-gnueabihf-g++", {32, 40, "32-bit ARM"}},
+};
+
+const PackagedArch& packaged_arch(const std::string& target_string) {
+  const Halide::Target target(target_string);
+  if (target.os == Halide::Target::Linux)
+    for (const PackagedArch& a : kPackagedArchs)
+      if (a.arch == target.arch && a.bits == target.bits) return a;
+  std::string known;
+  for (const PackagedArch& a : kPackagedArchs) known += std::string(known.empty() ? "" : ", ") + a.name;
+  fail(ExitCode::kUnsupported, "--target: '", target_string,
+       "': aotc packages libraries for Linux on ", known,
+       " only; it knows no C++ compiler for this target's runner, and the host's would give a library that mixes "
+       "architectures");
 }
+
+}  // namespace
+
+std::string default_runner_compiler(const std::string& target) {
+  const PackagedArch& arch = packaged_arch(target);
+  const Halide::Target host = host_target();
+  const bool native = host.os == Halide::Target::Linux && host.arch == arch.arch && host.bits == arch.bits;
+  return native ? "c++" : arch.cross_compiler;
+}
+
+ObjectFormat target_object_format(const std::string& target) { return packaged_arch(target).format; }
 
 }  // namespace aotc

@@ -19,9 +19,15 @@ namespace aotc {
 // (AVX-VNNI on AMD Zen 4).
 std::string halide_target_string(const std::string& requested);
 
-// The C++ compiler that builds code for `target` next to the kernels: c++, or
-// aarch64-linux-gnu-g++ for an arm-64 target on another host.
+// The C++ compiler that builds code for `target` next to the kernels: c++ for
+// the host's own architecture, else Debian's cross compiler (aarch64-linux-gnu-g++
+// for arm-64-linux, arm-linux-gnueabihf-g++ for arm-32-linux). Throws
+// UserError(kUnsupported) for a target aotc cannot package (another OS or arch).
 std::string default_runner_compiler(const std::string& target);
+
+// The ELF class and machine of `target`'s objects, which the packager checks
+// every member of the library against.
+ObjectFormat target_object_format(const std::string& target);
 
 // What the lowering may choose per node.
 struct HalideLoweringOptions {
