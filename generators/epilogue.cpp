@@ -30,8 +30,12 @@ Halide::Expr relu_expr(const Halide::Expr& v) {
   return Halide::select(negative, 0.0f, v);
 }
 
+// min(max(v, lo), hi), as PyTorch and the reference evaluator define it: with
+// lo > hi every value becomes hi. (Halide::clamp is undefined there and gave lo;
+// simplify-algebra folds relu -> clamp{max < 0} into such a clamp. Found by
+// aotc-fuzz on arm-64-linux.)
 Halide::Expr clamp_expr(const Halide::Expr& v, float lo, float hi) {
-  return Halide::select(is_nan_bits(v), v, Halide::clamp(v, lo, hi));
+  return Halide::select(is_nan_bits(v), v, Halide::min(Halide::max(v, lo), hi));
 }
 
 const char* post_op_name(PostOpSpec::Kind kind) {
