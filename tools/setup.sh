@@ -8,7 +8,7 @@ packages=(
   cmake ninja-build g++ clang libclang-rt-14-dev
   # compiler dependencies
   libhalide14-0-dev flatbuffers-compiler flatbuffers-compiler-dev libflatbuffers-dev libcli11-dev
-  nlohmann-json3-dev binutils
+  nlohmann-json3-dev binutils zlib1g-dev
   # tests: GoogleTest, lit + FileCheck, the PyTorch reference and the exporter
   libgtest-dev libgmock-dev llvm-14-tools
   python3-torch python3-torchvision python3-numpy python3-flatbuffers
@@ -17,7 +17,7 @@ packages=(
   # cross-compilation checks: model libraries for arm-64-linux and arm-32-linux run under qemu
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user file
   # samples (OpenCV's camera, video and image I/O); their tests and training read Fashion-MNIST
-  libopencv-dev zlib1g-dev dataset-fashion-mnist
+  libopencv-dev dataset-fashion-mnist
   # face_detect's test photo (skimage/data/astronaut.png)
   python3-skimage
 )

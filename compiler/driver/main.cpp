@@ -43,6 +43,7 @@ struct Options {
   PipelineOptions pipeline;
   std::string passes_list;
   std::string conv_algorithm = "auto";
+  std::string weights = "embedded";
 
   HalideLoweringOptions lowering() const { return {.winograd = conv_algorithm == "auto"}; }
   // The memory plan the library of these options uses.
@@ -188,11 +189,13 @@ void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::tim
   options.target = target;
   options.cxx = opt.cxx.empty() ? default_runner_compiler(target) : opt.cxx;
   options.format = format;
+  options.external_weights = opt.weights == "external";
   options.sdk_header = sdk_header();
   options.producer = std::string("aotc ") + kVersion + " from " + std::filesystem::path(opt.model).filename().string();
   options.compile_seconds_so_far = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const PackageResult result = write_library(model, objects, options);
-  std::cout << result.summary << "wrote " << result.library << ", " << result.header << ", " << result.report << "\n";
+  std::cout << result.summary << "wrote " << result.library << ", " << result.header << ", " << result.report
+            << (result.weights.empty() ? "" : ", " + result.weights) << "\n";
 }
 
 int run(int argc, char** argv) {
@@ -217,6 +220,11 @@ int run(int argc, char** argv) {
                  "auto: Winograd F(4x4,3x3) for the 3x3 stride-1 convolutions where it was measured faster, direct "
                  "convolution elsewhere; direct: direct convolution everywhere (default: auto)")
       ->check(CLI::IsMember({"auto", "direct"}));
+  app.add_option("--weights", opt.weights,
+                 "embedded: the weights are linked into the library; external: written to <name>.weights beside it "
+                 "and passed to each run (aotc_<name>_run_with_weights), e.g. mmapped from another partition "
+                 "(default: embedded)")
+      ->check(CLI::IsMember({"embedded", "external"}));
   app.add_option("--input", opt.inputs, "With --emit=run: raw float32 file per graph input, in order");
   app.add_flag("--stats", opt.stats, "Print per-pass counters, the final op histogram and the memory plan to stderr");
   app.add_flag("--print-after-all", opt.pipeline.print_after_all, "Print the graph to stderr after every pass");

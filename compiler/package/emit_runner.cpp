@@ -1,13 +1,16 @@
 // The generated runner: straight-line C++ (no exceptions, no RTTI, nothing from
 // libstdc++, so C apps link it without it) that checks the arguments, then calls
-// each kernel over buffers pointing into the arena, the weights blob or the
-// caller's tensors. Buffer descriptors live on the stack and their dimension
+// each kernel over buffers pointing into the arena, the weights blob (embedded,
+// or the caller's weights file with --weights=external) or the caller's tensors. Buffer descriptors live on the stack and their dimension
 // tables are static data, so a run allocates nothing. Kernel errors and
 // parallel loops go through the runtime it includes (sdk/runtime/aotc_runtime.h).
 #include <map>
 #include <sstream>
 
+#define AOTC_SDK_C_ONLY  // aotc::TensorInfo is the compiler's own
+#include "aotc/aotc.h"
 #include "package/package.h"
+#include "package/weights_file.h"
 #include "support/names.h"
 
 namespace aotc {
@@ -38,7 +41,7 @@ std::string host_pointer(const BufferRef& ref) {
 
 }  // namespace
 
-std::string runner_source(const LoweredModel& model) {
+std::string runner_source(const LoweredModel& model, bool external_weights) {
   const std::string id = c_identifier(model.name);
   const std::string fn = "aotc_" + id;
   std::ostringstream os;
@@ -57,8 +60,8 @@ std::string runner_source(const LoweredModel& model) {
     for (size_t a = 0; a < arity[k]; ++a) os << ", halide_buffer_t*";
     os << ");\n";
   }
-  os << "extern const uint8_t " << fn << "_weights[];\n"
-     << "}\n\n"
+  if (!external_weights) os << "extern const uint8_t " << fn << "_weights[];\n";
+  os << "}\n\n"
      << "namespace {\n\n"
      << "// Buffer shapes, innermost dimension first (min, extent, stride in elements, flags).\n";
   std::map<Shape, int> dims_index;
@@ -118,20 +121,10 @@ bool run_layer(aotc_context* context, const char* layer, Kernel kernel) {
   return true;
 }
 
-}  // namespace
-
-extern "C" {
-
 )";
-  os << "size_t " << fn << "_arena_bytes(void) { return " << model.arena_bytes << "; }\n\n"
-     << "int " << fn << "_set_num_threads(int threads) {\n"
-     << "  if (threads < 0) return AOTC_ERROR_INVALID_ARGUMENT;\n"
-     << "  aotc_rt1_set_num_threads(threads);  // starts the workers now, so that no run allocates\n"
-     << "  return AOTC_OK;\n"
-     << "}\n\n"
-     << "int " << fn << "_run_with_context(aotc_context* context, void* arena_ptr, size_t arena_bytes,\n"
+  os << "// The run over the weights blob `weights` (embedded, or the payload of a weights file).\n"
+     << "int run_model(aotc_context* context, const uint8_t* weights, void* arena_ptr, size_t arena_bytes,\n"
      << "    const float* const* inputs, float* const* outputs) {\n"
-     << "  if (context != nullptr) context->error[0] = '\\0';  // a reused context holds the last failure's message\n"
      << "  const aotc_status arena_status = aotc_check_arena(arena_ptr, arena_bytes, " << model.arena_bytes << ");\n"
      << "  if (arena_status != AOTC_OK) return arena_status;\n"
      << "  if (context == nullptr || inputs == nullptr || outputs == nullptr) return AOTC_ERROR_NULL_TENSOR;\n";
@@ -142,7 +135,6 @@ extern "C" {
   os << "  aotc_rt1_prepare_run();\n"
      << "  const RegisteredRun registered(context);\n"
      << "  uint8_t* const arena = static_cast<uint8_t*>(arena_ptr);\n"
-     << "  const uint8_t* const weights = " << fn << "_weights;\n"
      << "  (void)arena;\n  (void)weights;\n"
      << "  halide_buffer_t b[" << max_args << "];\n";
   for (const KernelCall& call : model.calls) {
@@ -159,11 +151,51 @@ extern "C" {
   }
   os << "  return AOTC_OK;\n"
      << "}\n\n"
-     << "int " << fn << "_run(void* arena, size_t arena_bytes, const float* const* inputs, float* const* outputs) {\n"
-     << "  aotc_context context = {};\n"
-     << "  return " << fn << "_run_with_context(&context, arena, arena_bytes, inputs, outputs);\n"
-     << "}\n\n"
-     << "}  // extern \"C\"\n";
+     << "}  // namespace\n\n"
+     << "extern \"C\" {\n\n"
+     << "size_t " << fn << "_arena_bytes(void) { return " << model.arena_bytes << "; }\n\n"
+     << "int " << fn << "_set_num_threads(int threads) {\n"
+     << "  if (threads < 0) return AOTC_ERROR_INVALID_ARGUMENT;\n"
+     << "  aotc_rt1_set_num_threads(threads);  // starts the workers now, so that no run allocates\n"
+     << "  return AOTC_OK;\n"
+     << "}\n\n";
+  // A reused context holds the last failure's message: each run clears it first.
+  const std::string clear_error = "  if (context != nullptr) context->error[0] = '\\0';\n";
+  if (external_weights) {
+    const WeightsIdentity id = weights_identity(model);
+    const std::string identity = c_string_literal(id.header_name) + ", " + std::to_string(id.fingerprint) + "ull, " +
+                                 std::to_string(id.payload_bytes) + "ull";
+    os << "size_t " << fn << "_weights_bytes(void) { return " << sizeof(aotc_weights_header) + id.payload_bytes
+       << "; }\n\n"
+       << "int " << fn << "_check_weights(const void* weights, size_t weights_bytes) {\n"
+       << "  return aotc_rt1_check_weights(weights, weights_bytes, " << identity << ");\n"
+       << "}\n\n"
+       << "int " << fn << "_run_with_weights_and_context(aotc_context* context, const void* weights, size_t weights_bytes,\n"
+       << "    void* arena, size_t arena_bytes, const float* const* inputs, float* const* outputs) {\n"
+       << clear_error
+       << "  const int status = aotc_rt1_check_weights_header(weights, weights_bytes, " << identity << ");\n"
+       << "  if (status != AOTC_OK) return status;\n"
+       << "  return run_model(context, static_cast<const uint8_t*>(weights) + sizeof(aotc_weights_header), arena,\n"
+       << "                   arena_bytes, inputs, outputs);\n"
+       << "}\n\n"
+       << "int " << fn << "_run_with_weights(const void* weights, size_t weights_bytes, void* arena, size_t arena_bytes,\n"
+       << "    const float* const* inputs, float* const* outputs) {\n"
+       << "  aotc_context context = {};\n"
+       << "  return " << fn << "_run_with_weights_and_context(&context, weights, weights_bytes, arena, arena_bytes, inputs,\n"
+       << "                                             outputs);\n"
+       << "}\n\n";
+  } else {
+    os << "int " << fn << "_run_with_context(aotc_context* context, void* arena, size_t arena_bytes,\n"
+       << "    const float* const* inputs, float* const* outputs) {\n"
+       << clear_error
+       << "  return run_model(context, " << fn << "_weights, arena, arena_bytes, inputs, outputs);\n"
+       << "}\n\n"
+       << "int " << fn << "_run(void* arena, size_t arena_bytes, const float* const* inputs, float* const* outputs) {\n"
+       << "  aotc_context context = {};\n"
+       << "  return " << fn << "_run_with_context(&context, arena, arena_bytes, inputs, outputs);\n"
+       << "}\n\n";
+  }
+  os << "}  // extern \"C\"\n";
   return os.str();
 }
 

@@ -1,5 +1,6 @@
-// Builds lib<name>.a: the runner and the weights object compiled with the
-// target's C++ compiler, archived with the kernel and runtime objects. All files
+// Builds lib<name>.a: the runner and the weights object (or, with external
+// weights, the file <name>.weights) compiled with the target's C++ compiler,
+// archived with the kernel and runtime objects. All files
 // are made in a work directory and moved into place only when all succeeded.
 #include <chrono>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include "package/package.h"
 #include "support/names.h"
 #include "package/report.h"
+#include "package/weights_file.h"
 #include "support/error.h"
 #include "support/subprocess.h"
 
@@ -72,20 +74,25 @@ PackageResult write_library(const LoweredModel& model, const CompiledObjects& ob
   fs::create_directories(work / "aotc");
 
   fs::copy_file(options.sdk_header, work / "aotc" / "aotc.h", fs::copy_options::overwrite_existing);
-  write_text(work / (model.name + ".h"), model_header(model, options.producer));
-  write_text(work / "runner.cpp", runner_source(model));
+  write_text(work / (model.name + ".h"), model_header(model, options.producer, options.external_weights));
+  write_text(work / "runner.cpp", runner_source(model, options.external_weights));
   write_text(work / "aotc_runtime.h", kRuntimeHeader);
-  write_text(work / "weights.bin", std::string(model.weights.begin(), model.weights.end()));
-  write_text(work / "weights.S", weights_assembly("aotc_" + id + "_weights", (work / "weights.bin").string()));
 
   std::vector<std::string> members = objects.objects;
   run_tool({options.cxx, "-std=c++17", "-O2", "-fPIC", "-fno-exceptions", "-fno-rtti", "-I", work.string(), "-I", AOTC_HALIDE_INCLUDE_DIR, "-c",
             (work / "runner.cpp").string(), "-o", (work / "runner.o").string()},
            "compiling the generated runner");
-  run_tool({options.cxx, "-c", (work / "weights.S").string(), "-o", (work / "weights.o").string()},
-           "assembling the weights");
   members.push_back((work / "runner.o").string());
-  members.push_back((work / "weights.o").string());
+  const fs::path weights_file_path = work / (model.name + ".weights");
+  if (options.external_weights) {
+    write_text(weights_file_path, weights_file(model));
+  } else {
+    write_text(work / "weights.bin", std::string(model.weights.begin(), model.weights.end()));
+    write_text(work / "weights.S", weights_assembly("aotc_" + id + "_weights", (work / "weights.bin").string()));
+    run_tool({options.cxx, "-c", (work / "weights.S").string(), "-o", (work / "weights.o").string()},
+             "assembling the weights");
+    members.push_back((work / "weights.o").string());
+  }
 
   for (const std::string& member : members) check_object_format(member, options.format);
 
@@ -114,6 +121,10 @@ PackageResult write_library(const LoweredModel& model, const CompiledObjects& ob
   fs::rename(work / "aotc" / "aotc.h", out / "aotc" / "aotc.h");
   fs::rename(work / (model.name + ".h"), result.header);
   fs::rename(work / (model.name + ".report.json"), result.report);
+  if (options.external_weights) {
+    result.weights = (out / weights_file_path.filename()).string();
+    fs::rename(weights_file_path, result.weights);
+  }
   fs::rename(library, result.library);
   return result;
 }

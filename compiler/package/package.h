@@ -2,7 +2,8 @@
 // an app links: lib<name>.a, <name>.h (with aotc/aotc.h beside it) and
 // <name>.report.json. The runner (the code that calls the kernels in order over
 // the arena) is generated C++ compiled with the target's C++ compiler; the
-// pre-packed weights are embedded with an assembler .incbin.
+// pre-packed weights are embedded with an assembler .incbin, or written to
+// <name>.weights (--weights=external), which the app passes to each run.
 #pragma once
 
 #include <string>
@@ -14,15 +15,18 @@
 namespace aotc {
 
 // The generated public header <name>.h.
-std::string model_header(const LoweredModel& model, const std::string& producer);
-// The generated runner source: the C entry points over the kernel calls.
-std::string runner_source(const LoweredModel& model);
+std::string model_header(const LoweredModel& model, const std::string& producer, bool external_weights);
+// The generated runner source: the C entry points over the kernel calls. With
+// external weights, the runs take a weights file image (weights_file.h) instead
+// of the embedded blob.
+std::string runner_source(const LoweredModel& model, bool external_weights);
 
 struct PackageOptions {
   std::string out_dir;
   std::string target;      // canonical Halide target string
   std::string cxx;         // C++ compiler for the runner and the weights object
   ObjectFormat format;     // every archive member must be of this format
+  bool external_weights = false;  // <name>.weights beside the library instead of embedded
   std::string work_dir;    // intermediate files
   std::string sdk_header;  // path of sdk/include/aotc/aotc.h to copy beside the header
   std::string producer;    // "aotc 0.1.0 from resnet18.fb"
@@ -31,6 +35,7 @@ struct PackageOptions {
 
 struct PackageResult {
   std::string library, header, report;
+  std::string weights;  // the weights file, with external weights
   int64_t library_bytes = 0;
   std::string summary;  // the human-readable report
 };

@@ -39,7 +39,20 @@ typedef enum aotc_status {
   /* An argument is out of range (e.g. a negative thread count). */
   AOTC_ERROR_INVALID_ARGUMENT = 6,
   /* The model was compiled for a GPU and no usable device or driver exists. */
-  AOTC_ERROR_DEVICE_UNAVAILABLE = 7
+  AOTC_ERROR_DEVICE_UNAVAILABLE = 7,
+  /* External weights (aotc --weights=external): the weights pointer is null. */
+  AOTC_ERROR_NULL_WEIGHTS = 8,
+  /* The weights are not aligned to AOTC_ARENA_ALIGNMENT (mmap and malloc'd copies of
+   * at least 64-byte alignment are). */
+  AOTC_ERROR_MISALIGNED_WEIGHTS = 9,
+  /* The weights are fewer bytes than their header and payload. */
+  AOTC_ERROR_WEIGHTS_TRUNCATED = 10,
+  /* The weights file was written for another model (name, layout or size differ). */
+  AOTC_ERROR_WEIGHTS_WRONG_MODEL = 11,
+  /* The weights file has a format version this library does not read. */
+  AOTC_ERROR_WEIGHTS_WRONG_VERSION = 12,
+  /* Not an aotc weights file (magic), or its payload fails the checksum. */
+  AOTC_ERROR_WEIGHTS_CORRUPTED = 13
 } aotc_status;
 
 static inline const char* aotc_status_message(int status) {
@@ -52,6 +65,12 @@ static inline const char* aotc_status_message(int status) {
     case AOTC_ERROR_KERNEL_FAILED: return "a kernel failed at run time";
     case AOTC_ERROR_INVALID_ARGUMENT: return "an argument is out of range";
     case AOTC_ERROR_DEVICE_UNAVAILABLE: return "no usable GPU device or driver";
+    case AOTC_ERROR_NULL_WEIGHTS: return "the weights pointer is null";
+    case AOTC_ERROR_MISALIGNED_WEIGHTS: return "the weights are not aligned to AOTC_ARENA_ALIGNMENT (64) bytes";
+    case AOTC_ERROR_WEIGHTS_TRUNCATED: return "the weights are shorter than their header and payload";
+    case AOTC_ERROR_WEIGHTS_WRONG_MODEL: return "the weights file was written for another model";
+    case AOTC_ERROR_WEIGHTS_WRONG_VERSION: return "the weights file has a format version this library does not read";
+    case AOTC_ERROR_WEIGHTS_CORRUPTED: return "the weights are not an aotc weights file or fail their checksum";
     default: return "unknown aotc status";
   }
 }
@@ -85,6 +104,26 @@ typedef struct aotc_tensor_info {
   int64_t elements;
 } aotc_tensor_info;
 
+/* The file aotc --weights=external writes beside the library, <name>.weights: this
+ * header (little-endian), then the packed weights (payload_bytes) at offset
+ * header_bytes, a multiple of 64, so that a 64-byte aligned file image has aligned
+ * weights. `fingerprint` identifies the model's weight layout (its name, and the
+ * offset and shape of every weight tensor): new weights for the same graph keep it;
+ * another graph's do not. `payload_crc32` is CRC-32 (IEEE, as zlib's crc32) of the
+ * payload. */
+#define AOTC_WEIGHTS_MAGIC "AOTCWGHT"
+#define AOTC_WEIGHTS_VERSION 1
+typedef struct aotc_weights_header {
+  char magic[8];
+  uint32_t version;
+  uint32_t header_bytes;
+  uint64_t payload_bytes;
+  uint64_t fingerprint;
+  uint32_t payload_crc32;
+  uint32_t reserved;
+  char model_name[88]; /* NUL-padded; a longer name is cut (the fingerprint has it all) */
+} aotc_weights_header;
+
 /* The checks every run makes on its arena, before any work. */
 static inline aotc_status aotc_check_arena(const void* arena, size_t arena_bytes, size_t required_bytes) {
   if (arena == NULL) return AOTC_ERROR_NULL_ARENA;
@@ -95,6 +134,11 @@ static inline aotc_status aotc_check_arena(const void* arena, size_t arena_bytes
 
 #ifdef __cplusplus
 } /* extern "C" */
+#endif
+
+/* The C++ layer (namespace aotc). aotc's own compiler, which has types of these
+ * names, includes this header with AOTC_SDK_C_ONLY defined. */
+#if defined(__cplusplus) && !defined(AOTC_SDK_C_ONLY)
 
 namespace aotc {
 
@@ -108,6 +152,12 @@ enum class Status : int {
   kKernelFailed = AOTC_ERROR_KERNEL_FAILED,
   kInvalidArgument = AOTC_ERROR_INVALID_ARGUMENT,
   kDeviceUnavailable = AOTC_ERROR_DEVICE_UNAVAILABLE,
+  kNullWeights = AOTC_ERROR_NULL_WEIGHTS,
+  kMisalignedWeights = AOTC_ERROR_MISALIGNED_WEIGHTS,
+  kWeightsTruncated = AOTC_ERROR_WEIGHTS_TRUNCATED,
+  kWeightsWrongModel = AOTC_ERROR_WEIGHTS_WRONG_MODEL,
+  kWeightsWrongVersion = AOTC_ERROR_WEIGHTS_WRONG_VERSION,
+  kWeightsCorrupted = AOTC_ERROR_WEIGHTS_CORRUPTED,
 };
 
 inline const char* message(Status s) { return aotc_status_message(static_cast<int>(s)); }
@@ -116,6 +166,6 @@ using TimingCallback = aotc_timing_callback;
 using TensorInfo = aotc_tensor_info;
 
 }  // namespace aotc
-#endif /* __cplusplus */
+#endif /* __cplusplus && !AOTC_SDK_C_ONLY */
 
 #endif /* AOTC_SDK_AOTC_H_ */
