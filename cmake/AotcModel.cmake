@@ -7,7 +7,9 @@
 # The app then includes "<name>.h" (NAME defaults to <target>) and links lib<name>.a,
 # pthread and dl. The outputs go to ${CMAKE_CURRENT_BINARY_DIR}/aotc/<target>/; the
 # target's properties AOTC_OUTPUT_DIR and AOTC_REPORT name that directory and the
-# report <name>.report.json. aotc reruns when the model file or aotc itself changes.
+# report <name>.report.json. With OPTIONS --weights=external, the property AOTC_WEIGHTS
+# names the weights file <name>.weights the app passes to each run (it is not linked).
+# aotc reruns when the model file or aotc itself changes.
 #
 # Needs the executable target aotc::aotc: imported by find_package(aotc), or an alias
 # of the in-tree aotc inside aotc's own build.
@@ -32,18 +34,22 @@ function(aotc_add_model target)
   set(library ${out_dir}/lib${ARG_NAME}.a)
   set(header ${out_dir}/${ARG_NAME}.h)
   set(report ${out_dir}/${ARG_NAME}.report.json)
+  set(weights_file)
+  if("--weights=external" IN_LIST ARG_OPTIONS)
+    set(weights_file ${out_dir}/${ARG_NAME}.weights)
+  endif()
   set(target_option)
   if(ARG_TARGET)
     set(target_option --target ${ARG_TARGET})
   endif()
 
   add_custom_command(
-    OUTPUT ${library} ${header} ${report} ${out_dir}/aotc/aotc.h
+    OUTPUT ${library} ${header} ${report} ${out_dir}/aotc/aotc.h ${weights_file}
     COMMAND aotc::aotc ${ARG_MODEL} --emit=lib -o ${out_dir} --name ${ARG_NAME} ${target_option} ${ARG_OPTIONS}
     DEPENDS ${ARG_MODEL} aotc::aotc
     COMMENT "aotc: compiling ${ARG_MODEL} into lib${ARG_NAME}.a"
     VERBATIM)
-  add_custom_target(${target}_aotc DEPENDS ${library} ${header} ${report})
+  add_custom_target(${target}_aotc DEPENDS ${library} ${header} ${report} ${weights_file})
 
   # An INTERFACE wrapper rather than an IMPORTED library: it can carry the build-order
   # dependency on the custom command, which an imported target cannot.
@@ -51,5 +57,6 @@ function(aotc_add_model target)
   add_dependencies(${target} ${target}_aotc)
   target_include_directories(${target} INTERFACE ${out_dir})
   target_link_libraries(${target} INTERFACE ${library} Threads::Threads ${CMAKE_DL_LIBS})
-  set_target_properties(${target} PROPERTIES AOTC_OUTPUT_DIR ${out_dir} AOTC_REPORT ${report})
+  set_target_properties(${target} PROPERTIES AOTC_OUTPUT_DIR ${out_dir} AOTC_REPORT ${report}
+                                             AOTC_WEIGHTS "${weights_file}")
 endfunction()
