@@ -2,9 +2,13 @@
 // weights, the file <name>.weights) compiled with the target's C++ compiler,
 // archived with the kernel and runtime objects. All files
 // are made in a work directory and moved into place only when all succeeded.
+#include <elf.h>
+
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "package/embedded_runtime.h"
 #include "package/package.h"
@@ -47,20 +51,57 @@ std::string weights_assembly(const std::string& symbol, const std::string& blob_
          "  .section .note.GNU-stack,\"\",%progbits\n";
 }
 
+// What the packager reads of an ELF object: its class (32 or 64, 0 if not ELF),
+// machine, and the bytes its allocated sections take in a program image (code,
+// read-only and initialised data; not .bss).
+struct ElfObject {
+  int elf_class = 0;
+  int machine = -1;
+  int64_t image_bytes = 0;
+};
+
+template <typename Ehdr, typename Shdr>
+int64_t image_bytes(const std::string& bytes) {
+  Ehdr header;
+  std::memcpy(&header, bytes.data(), sizeof header);
+  int64_t total = 0;
+  for (unsigned i = 0; i < header.e_shnum; ++i) {
+    const size_t at = header.e_shoff + size_t{i} * header.e_shentsize;
+    if (at + sizeof(Shdr) > bytes.size()) break;
+    Shdr section;
+    std::memcpy(&section, bytes.data() + at, sizeof section);
+    if ((section.sh_flags & SHF_ALLOC) && section.sh_type != SHT_NOBITS) total += static_cast<int64_t>(section.sh_size);
+  }
+  return total;
+}
+
+ElfObject read_elf_object(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ElfObject object;
+  if (bytes.size() < sizeof(Elf64_Ehdr) || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0 ||
+      bytes[EI_DATA] != ELFDATA2LSB)
+    return object;
+  if (bytes[EI_CLASS] == ELFCLASS32) {
+    object.elf_class = 32;
+    object.image_bytes = image_bytes<Elf32_Ehdr, Elf32_Shdr>(bytes);
+  } else if (bytes[EI_CLASS] == ELFCLASS64) {
+    object.elf_class = 64;
+    object.image_bytes = image_bytes<Elf64_Ehdr, Elf64_Shdr>(bytes);
+  }
+  object.machine = static_cast<unsigned char>(bytes[18]) | static_cast<unsigned char>(bytes[19]) << 8;
+  return object;
+}
+
 // Every member must be an ELF object of the target's class and machine: a
 // runner built by a compiler for another architecture (a --cxx that does not
 // match --target) would give an archive no toolchain can link.
-void check_object_format(const std::string& path, const ObjectFormat& format) {
-  std::ifstream in(path, std::ios::binary);
-  unsigned char header[20] = {};
-  in.read(reinterpret_cast<char*>(header), sizeof header);
-  const bool elf = in && header[0] == 0x7f && header[1] == 'E' && header[2] == 'L' && header[3] == 'F';
-  const int elf_class = elf ? (header[4] == 1 ? 32 : header[4] == 2 ? 64 : 0) : 0;
-  const int machine = elf ? (header[5] == 1 ? header[18] | header[19] << 8 : header[19] | header[18] << 8) : -1;
-  if (elf_class != format.elf_class || machine != format.machine)
+void check_object_format(const std::string& path, const ElfObject& object, const ObjectFormat& format) {
+  if (object.elf_class != format.elf_class || object.machine != format.machine)
     fail(ExitCode::kUsage, fs::path(path).filename().string(), " is ",
-         elf ? "an ELF" + std::to_string(elf_class) + " object for machine " + std::to_string(machine)
-             : std::string("not an ELF object"),
+         object.elf_class != 0 ? "an ELF" + std::to_string(object.elf_class) + " object for machine " +
+                                     std::to_string(object.machine)
+                               : std::string("not a little-endian ELF object"),
          ", not a ", format.name, " object (ELF", format.elf_class, ", machine ", format.machine,
          ") as the target needs: is the C++ compiler (--cxx) one for this target?");
 }
@@ -94,14 +135,24 @@ PackageResult write_library(const LoweredModel& model, const CompiledObjects& ob
     members.push_back((work / "weights.o").string());
   }
 
-  for (const std::string& member : members) check_object_format(member, options.format);
+  // The footprint: image bytes of the kernels, the Halide runtime (the last of the
+  // backend's objects) and the runner; the weights are counted as their blob.
+  ReportTotals totals;
+  for (const std::string& member : members) {
+    const ElfObject object = read_elf_object(member);
+    check_object_format(member, object, options.format);
+    const bool runtime = member == objects.objects.back();
+    const bool runner = member == (work / "runner.o").string();
+    const bool weights = member == (work / "weights.o").string();
+    if (!weights) (runtime ? totals.runtime_code_bytes : runner ? totals.runner_code_bytes : totals.kernel_code_bytes) += object.image_bytes;
+  }
+  totals.weights = options.external_weights ? "external" : "embedded";
 
   const fs::path library = work / ("lib" + model.name + ".a");
   std::vector<std::string> ar = {"ar", "rcs", library.string()};
   ar.insert(ar.end(), members.begin(), members.end());
   run_tool(ar, "archiving the library");
 
-  ReportTotals totals;
   totals.producer = options.producer;
   totals.target = options.target;
   totals.library_bytes = static_cast<int64_t>(fs::file_size(library));

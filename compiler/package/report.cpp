@@ -47,6 +47,15 @@ std::string report_json(const LoweredModel& model, const CompiledObjects& object
         {"arena_lower_bound_bytes", model.lower_bound_bytes},
         {"library_bytes", totals.library_bytes},
         {"compile_seconds", totals.compile_seconds}}},
+      {"footprint",
+       {{"code_bytes",
+         {{"kernels", totals.kernel_code_bytes},
+          {"runner", totals.runner_code_bytes},
+          {"halide_runtime", totals.runtime_code_bytes},
+          {"total", totals.kernel_code_bytes + totals.runner_code_bytes + totals.runtime_code_bytes}}},
+        {"weights_bytes", model.weights.size()},
+        {"weights", totals.weights},
+        {"arena_bytes", model.arena_bytes}}},
       {"layers", layers},
       {"kernels", kernels},
   };
@@ -78,6 +87,14 @@ std::string report_summary(const LoweredModel& model, const CompiledObjects& obj
                 static_cast<double>(model.lower_bound_bytes) / 1048576.0,
                 static_cast<double>(totals.library_bytes) / 1048576.0, totals.compile_seconds,
                 totals.target.c_str());
+  os << line;
+  std::snprintf(line, sizeof line,
+                "footprint: code %.1f KiB (kernels %.1f, runner %.1f, Halide runtime %.1f), weights %.1f KiB (%s), "
+                "arena %.1f KiB\n",
+                static_cast<double>(totals.kernel_code_bytes + totals.runner_code_bytes + totals.runtime_code_bytes) / 1024,
+                static_cast<double>(totals.kernel_code_bytes) / 1024, static_cast<double>(totals.runner_code_bytes) / 1024,
+                static_cast<double>(totals.runtime_code_bytes) / 1024, static_cast<double>(model.weights.size()) / 1024,
+                totals.weights.c_str(), static_cast<double>(model.arena_bytes) / 1024);
   os << line;
   return os.str();
 }

@@ -13,6 +13,10 @@ struct ReportTotals {
   std::string target;
   int64_t library_bytes = 0;
   double compile_seconds = 0;
+  // The footprint: bytes the library's code takes in a program image (text and
+  // read-only data), by part; where the weights are ("embedded" or "external").
+  int64_t kernel_code_bytes = 0, runner_code_bytes = 0, runtime_code_bytes = 0;
+  std::string weights = "embedded";
 };
 
 std::string report_json(const LoweredModel& model, const CompiledObjects& objects, const ReportTotals& totals);
