@@ -1,7 +1,10 @@
 # The samples' shared part, included by each sample's CMakeLists.txt (once per build):
 #   fashion_mnist          the model, compiled by aotc at build time (aotc_add_model)
-#   fashion_mnist_sample   preprocessing and top-k (fashion_mnist_sample.h) over it, with the
-#                          labels, mean and std read from samples/models/fashion_mnist.json
+#   fashion_mnist_core     normalisation and top-k (fashion_mnist_core.h) over it, with the
+#                          labels, mean and std read from samples/models/fashion_mnist.json;
+#                          no OpenCV (the accuracy test uses it on ARM too)
+#   fashion_mnist_sample   the same from OpenCV images (fashion_mnist_sample.h), when OpenCV
+#                          was found
 include_guard(GLOBAL)
 
 set(FASHION_MNIST_MODEL_DIR ${CMAKE_CURRENT_LIST_DIR}/../models)
@@ -23,7 +26,13 @@ endforeach()
 set(generated_dir ${CMAKE_CURRENT_BINARY_DIR}/fashion_mnist_info)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/fashion_mnist_info.h.in ${generated_dir}/fashion_mnist_info.h @ONLY)
 
-add_library(fashion_mnist_sample STATIC ${CMAKE_CURRENT_LIST_DIR}/fashion_mnist_sample.cpp)
-set_target_properties(fashion_mnist_sample PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
-target_include_directories(fashion_mnist_sample PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${generated_dir})
-target_link_libraries(fashion_mnist_sample PUBLIC fashion_mnist opencv_core opencv_imgproc)
+add_library(fashion_mnist_core STATIC ${CMAKE_CURRENT_LIST_DIR}/fashion_mnist_core.cpp)
+set_target_properties(fashion_mnist_core PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+target_include_directories(fashion_mnist_core PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${generated_dir})
+target_link_libraries(fashion_mnist_core PUBLIC fashion_mnist)
+
+if(TARGET opencv_imgproc)
+  add_library(fashion_mnist_sample STATIC ${CMAKE_CURRENT_LIST_DIR}/fashion_mnist_sample.cpp)
+  set_target_properties(fashion_mnist_sample PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+  target_link_libraries(fashion_mnist_sample PUBLIC fashion_mnist_core opencv_core opencv_imgproc)
+endif()

@@ -9,7 +9,6 @@
       missing or unreadable sources and bad arguments: the exit status and the message.
 """
 
-import gzip
 import re
 import sys
 import tempfile
@@ -25,8 +24,7 @@ FRAME_LINE = re.compile(r"^\[(\d+)\]: (.+?) (\d\.\d{3}) \|")
 def video_test(camera_classify, make_test_video, dataset, predictions_file):
     labels = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
               "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
-    with gzip.open(Path(dataset) / "t10k-labels-idx1-ubyte.gz") as f:
-        truth = list(f.read()[8:8 + FRAMES])
+    truth = list((Path(dataset) / "t10k-labels-idx1-ubyte").read_bytes()[8:8 + FRAMES])
     pytorch = list(Path(predictions_file).read_bytes()[:FRAMES])
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,0 +1,31 @@
+// The OpenCV-free part of every Fashion-MNIST app: turn a 28x28 grey image into
+// the model's input exactly as training did, and read the scores. (The image-file
+// and camera path, fashion_mnist_sample.h, adds OpenCV's decoding and resizing.)
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "fashion_mnist.h"
+#include "fashion_mnist_info.h"
+
+namespace fashion_sample {
+
+// The model's input is 1x1xkSide x kSide; its output has one logit per label
+// (fashion_mnist::kInputs / kOutputs; the accuracy test would fail on any other).
+inline constexpr int kSide = 28;
+
+// kSide*kSide grey pixels, row-major -> the model's input: /255, inverted if asked
+// (Fashion-MNIST is a white garment on black; ordinary photos are the opposite),
+// then (x - mean) / std as in training.
+void normalize(const uint8_t* grey, bool invert, float* input);
+
+struct Score {
+  int label;
+  float probability;
+};
+
+// The k most probable labels, by softmax of the logits, best first.
+std::vector<Score> top_k(const float* logits, int k);
+
+}  // namespace fashion_sample
