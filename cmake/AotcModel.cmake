@@ -5,14 +5,17 @@
 #   target_link_libraries(app PRIVATE <target>)
 #
 # The app then includes "<name>.h" (NAME defaults to <target>) and links lib<name>.a,
-# pthread and dl. The outputs go to ${CMAKE_CURRENT_BINARY_DIR}/aotc/<target>/; the
-# target's properties AOTC_OUTPUT_DIR and AOTC_REPORT name that directory and the
-# report <name>.report.json. With OPTIONS --weights=external, the property AOTC_WEIGHTS
-# names the weights file <name>.weights the app passes to each run (it is not linked).
+# pthread, dl and m (Halide may call libm: floorf on ARMv7). The outputs go to
+# ${CMAKE_CURRENT_BINARY_DIR}/aotc/<target>/; the target's properties AOTC_OUTPUT_DIR
+# and AOTC_REPORT name that directory and the report <name>.report.json. With OPTIONS
+# --weights=external, the property AOTC_WEIGHTS names the weights file <name>.weights
+# the app passes to each run (it is not linked).
 # aotc reruns when the model file or aotc itself changes.
 #
 # Needs the executable target aotc::aotc: imported by find_package(aotc), or an alias
-# of the in-tree aotc inside aotc's own build.
+# of the in-tree aotc inside aotc's own build. TARGET defaults to AOTC_DEFAULT_TARGET
+# when set (aotc's ARM trees set it), else the host. aotc always runs on the build
+# machine, also when cross-compiling (no emulator).
 include_guard(GLOBAL)
 
 find_package(Threads REQUIRED)
@@ -38,6 +41,9 @@ function(aotc_add_model target)
   if("--weights=external" IN_LIST ARG_OPTIONS)
     set(weights_file ${out_dir}/${ARG_NAME}.weights)
   endif()
+  if(NOT ARG_TARGET AND AOTC_DEFAULT_TARGET)
+    set(ARG_TARGET ${AOTC_DEFAULT_TARGET})
+  endif()
   set(target_option)
   if(ARG_TARGET)
     set(target_option --target ${ARG_TARGET})
@@ -45,7 +51,7 @@ function(aotc_add_model target)
 
   add_custom_command(
     OUTPUT ${library} ${header} ${report} ${out_dir}/aotc/aotc.h ${weights_file}
-    COMMAND aotc::aotc ${ARG_MODEL} --emit=lib -o ${out_dir} --name ${ARG_NAME} ${target_option} ${ARG_OPTIONS}
+    COMMAND $<TARGET_FILE:aotc::aotc> ${ARG_MODEL} --emit=lib -o ${out_dir} --name ${ARG_NAME} ${target_option} ${ARG_OPTIONS}
     DEPENDS ${ARG_MODEL} aotc::aotc
     COMMENT "aotc: compiling ${ARG_MODEL} into lib${ARG_NAME}.a"
     VERBATIM)
@@ -56,7 +62,7 @@ function(aotc_add_model target)
   add_library(${target} INTERFACE)
   add_dependencies(${target} ${target}_aotc)
   target_include_directories(${target} INTERFACE ${out_dir})
-  target_link_libraries(${target} INTERFACE ${library} Threads::Threads ${CMAKE_DL_LIBS})
+  target_link_libraries(${target} INTERFACE ${library} Threads::Threads ${CMAKE_DL_LIBS} m)
   set_target_properties(${target} PROPERTIES AOTC_OUTPUT_DIR ${out_dir} AOTC_REPORT ${report}
                                              AOTC_WEIGHTS "${weights_file}")
 endfunction()
