@@ -15,15 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define AOTC_STR2(x) #x
-#define AOTC_STR(x) AOTC_STR2(x)
-#define AOTC_CAT3(a, b, c) a##b##c
-#define AOTC_FN(model, suffix) AOTC_CAT3(aotc_, model, suffix)
-
-#include AOTC_STR(AOTC_MODEL.h)
-
-#define NUM_INPUTS (sizeof AOTC_FN(AOTC_MODEL, _inputs) / sizeof AOTC_FN(AOTC_MODEL, _inputs)[0])
-#define NUM_OUTPUTS (sizeof AOTC_FN(AOTC_MODEL, _outputs) / sizeof AOTC_FN(AOTC_MODEL, _outputs)[0])
+#include "aotc_model.h"
 
 enum { kStackBytes = 8 << 20, kPattern = 0xa5 };
 

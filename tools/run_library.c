@@ -17,15 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define AOTC_STR2(x) #x
-#define AOTC_STR(x) AOTC_STR2(x)
-#define AOTC_CAT3(a, b, c) a##b##c
-#define AOTC_FN(model, suffix) AOTC_CAT3(aotc_, model, suffix)
-
-#include AOTC_STR(AOTC_MODEL.h)
-
-#define NUM_INPUTS (sizeof AOTC_FN(AOTC_MODEL, _inputs) / sizeof AOTC_FN(AOTC_MODEL, _inputs)[0])
-#define NUM_OUTPUTS (sizeof AOTC_FN(AOTC_MODEL, _outputs) / sizeof AOTC_FN(AOTC_MODEL, _outputs)[0])
+#include "aotc_model.h"
 
 static float* read_floats(const char* path, int64_t count) {
   FILE* f = fopen(path, "rb");

@@ -6,16 +6,8 @@
  * usage: outputs_test INPUT0.bin [INPUT1.bin ...] REFERENCE.bin */
 #include <stdint.h>
 
-#define AOTC_STR2(x) #x
-#define AOTC_STR(x) AOTC_STR2(x)
-#define AOTC_CAT3(a, b, c) a##b##c
-#define AOTC_FN(model, suffix) AOTC_CAT3(aotc_, model, suffix)
-
-#include AOTC_STR(AOTC_MODEL.h)
+#include "aotc_model.h"
 #include "test_support.h"
-
-#define NUM_INPUTS (sizeof AOTC_FN(AOTC_MODEL, _inputs) / sizeof AOTC_FN(AOTC_MODEL, _inputs)[0])
-#define NUM_OUTPUTS (sizeof AOTC_FN(AOTC_MODEL, _outputs) / sizeof AOTC_FN(AOTC_MODEL, _outputs)[0])
 
 int main(int argc, char** argv) {
   if (argc != 2 + (int)NUM_INPUTS) {
