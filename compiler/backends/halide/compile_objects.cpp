@@ -151,7 +151,7 @@ struct PackagedArch {
   ObjectFormat format;
 };
 
-constexpr PackagedArch kPackagedArchs[] = {
+const PackagedArch kPackagedArchs[] = {
     {Halide::Target::X86, 64, "x86-64-linux", "x86_64-linux-gnu-g++", {64, 62, "x86-64"}},
     {Halide::Target::ARM, 64, "arm-64-linux", "aarch64-linux-gnu-g++", {64, 183, "AArch64"}},
     {Halide::Target::ARM, 32, "arm-32-linux", "arm-linux-gnueabihf-g++", {32, 40, "32-bit ARM"}},
