@@ -16,7 +16,8 @@ Cases (tests/models/CMakeLists.txt runs each one as a ctest):
           [--target T]                 library, linked into a C program (run_library.c) and run
                                        on PyTorch's input: its output against PyTorch's; for an
                                        ARM target, linked by Debian's cross gcc and run under
-                                       qemu (tools/cross_targets.py)
+                                       qemu (tools/cross_targets.py), and also against the
+                                       x86-64 library's
   --case memory-plan                   all seven models at 224x224: the static memory plan of the
                                        optimised graph needs at most 1.05x its liveness lower bound
 
@@ -288,13 +289,26 @@ def case_library(args):
     totals = report["totals"]
     print(f"compile {totals['compile_seconds']:.1f} s, library {totals['library_bytes'] / 2**20:.1f} MiB, "
           f"{totals['layers']} layers, {totals['kernels']} kernels")
-    exe = args.workdir / "run_library"
-    cc, emulator, _ = cross_targets.toolchain(args.target)
-    # A C program linking only the library, -lpthread and -ldl (and libm, as any C program may).
-    run([cc, "-std=c11", "-O2", f"-DAOTC_MODEL={args.model}", "-I", out, HERE.parent.parent / "tools" / "run_library.c",
-         out / f"lib{args.model}.a", "-lpthread", "-ldl", "-lm", "-o", exe])
-    run(emulator + [exe, args.workdir / "library.bin", ref_dir / "input.bin"])
+    run_library(args, args.target, out, args.workdir / "library.bin", ref_dir / "input.bin")
     compare(f"library ({args.target}) vs PyTorch", args.workdir / "library.bin", np.fromfile(ref_dir / "output.bin", dtype="<f4"))
+    if args.target != "host":
+        # The ARM library against the x86-64 one, on the same input.
+        host_out = args.workdir / "host_lib"
+        run([args.aotc, model_fb, "--emit=lib", "-o", host_out])
+        run_library(args, "host", host_out, args.workdir / "host_library.bin", ref_dir / "input.bin")
+        compare(f"library ({args.target}) vs the x86-64 library", args.workdir / "library.bin",
+                np.fromfile(args.workdir / "host_library.bin", dtype="<f4"))
+
+
+def run_library(args, target, lib_dir, output, model_input):
+    """Links run_library.c against lib_dir's library for `target` and runs it (under qemu
+    for an ARM target) on model_input, writing output."""
+    exe = lib_dir / "run_library"
+    cc, emulator, _ = cross_targets.toolchain(target)
+    # A C program linking only the library, -lpthread and -ldl (and libm, as any C program may).
+    run([cc, "-std=c11", "-O2", f"-DAOTC_MODEL={args.model}", "-I", lib_dir, HERE.parent.parent / "tools" / "run_library.c",
+         lib_dir / f"lib{args.model}.a", "-lpthread", "-ldl", "-lm", "-o", exe])
+    run(emulator + [exe, output, model_input])
 
 
 PLAN_SLACK = 1.05  # arena bytes may exceed the liveness lower bound by at most 5%
