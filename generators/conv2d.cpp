@@ -63,6 +63,7 @@ struct Plan {
   int64_t block_o = 0, block_h = 1, block_w = 0;  // the accumulator block of kStagedChunks
   int staging_lanes = 1;
   int64_t staged_bytes = 0;
+  bool phases = false;  // stride-2 rows staged as their even and odd columns (staged_phase_width)
 };
 
 int64_t output_extent(int64_t in, int kernel, int stride, int pad_begin, int pad_end, int dilation) {
@@ -114,11 +115,28 @@ int64_t input_width(const Conv2dSpec& s, int64_t width) {
   return (width - 1) * s.stride[1] + int64_t{s.dilation[1]} * (s.kernel[1] - 1) + 1;
 }
 
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// Whether a schedule that vectorises along rows stages a stride-2 row as two
+// phases, its even and its odd columns: each tap then loads whole vectors of
+// one phase, where reading every other column costs a two-vector shuffle
+// (vpermt2ps on AVX-512) per vector per tap.
+bool stages_phases(const Conv2dSpec& s, Plan::Kind kind) {
+  return kind == Plan::Kind::kVectorizeWidth && s.kernel[1] >= 5 && s.stride[1] == 2 && s.dilation[1] == 1;
+}
+
+// Columns of each phase that `width` output pixels read: output x reads
+// phase (kx - pad) mod 2 at column x + floor((kx - pad) / 2).
+int64_t staged_phase_width(const Conv2dSpec& s, int64_t width) {
+  return width + floor_div(s.kernel[1] - 1 - s.pad[1], 2) - floor_div(-s.pad[1], 2);
+}
+
 // Bytes of one channel of padded input staged for `rows` x `width` outputs
 // (rows padded to whole vectors, as stage_on_stack stores them).
-int64_t staged_channel_bytes(const Conv2dSpec& s, int64_t rows, int64_t width, int lanes) {
+int64_t staged_channel_bytes(const Conv2dSpec& s, int64_t rows, int64_t width, int lanes, bool phases) {
   const int64_t in_rows = (rows - 1) * s.stride[0] + int64_t{s.dilation[0]} * (s.kernel[0] - 1) + 1;
-  return in_rows * round_up(input_width(s, width), lanes) * 4;
+  const int64_t row = phases ? 2 * round_up(staged_phase_width(s, width), lanes) : round_up(input_width(s, width), lanes);
+  return in_rows * row * 4;
 }
 
 // The register tile of each schedule kind.
@@ -153,19 +171,31 @@ Plan plan_tiles(const Conv2dSpec& s, const Geometry& g, const Halide::Target& ta
 // How padding is staged, within the stack budgets.
 void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& target, Plan& p) {
   p.chunk = g.in_per_group;
-  if (!g.padded) return;
+  p.phases = stages_phases(s, p.kind);
+  if (!g.padded && !p.phases) return;
+  // Where no staging fits: reads check their coordinates, or read the input
+  // itself where no window reaches outside it.
+  const auto unstaged = [&] {
+    p.phases = false;
+    p.padding = g.padded ? Padding::kBoundsChecked : Padding::kNone;
+  };
   const int native = native_lanes(target);
-  p.staging_lanes = lanes_for_extent(input_width(s, g.ow), native);
+  p.staging_lanes = lanes_for_extent(p.phases ? staged_phase_width(s, g.ow) : input_width(s, g.ow), native);
   if (p.kind == Plan::Kind::kDepthwise) {
     // One channel at a time: fewer rows per tile until they fit.
-    while (p.tile_rows > 1 && staged_channel_bytes(s, p.tile_rows, g.ow, p.staging_lanes) > kMaxStagedBytes) --p.tile_rows;
-    p.staged_bytes = staged_channel_bytes(s, p.tile_rows, g.ow, p.staging_lanes);
-    p.padding = p.staged_bytes <= kMaxStagedBytes ? Padding::kStagedRows : Padding::kBoundsChecked;
+    while (p.tile_rows > 1 && staged_channel_bytes(s, p.tile_rows, g.ow, p.staging_lanes, p.phases) > kMaxStagedBytes) --p.tile_rows;
+    p.staged_bytes = staged_channel_bytes(s, p.tile_rows, g.ow, p.staging_lanes, p.phases);
+    if (p.staged_bytes <= kMaxStagedBytes) p.padding = Padding::kStagedRows;
+    else unstaged();
     return;
   }
-  p.staged_bytes = g.c * staged_channel_bytes(s, p.tile_rows, g.ow, p.staging_lanes);
+  p.staged_bytes = g.c * staged_channel_bytes(s, p.tile_rows, g.ow, p.staging_lanes, p.phases);
   if (p.staged_bytes <= kMaxStagedBytes) {
     p.padding = Padding::kStagedRows;
+    return;
+  }
+  if (!g.padded) {  // phases alone are not worth an accumulator block
+    unstaged();
     return;
   }
   // Chunks of input channels. The accumulator block is whole rows of as many
@@ -176,7 +206,7 @@ void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& 
   const int64_t accumulators = kAccumulatorBytes / 4;
   const int64_t tile_row = p.channel_tile * round_up(g.ow, p.tile_w);
   if (p.kind == Plan::Kind::kVectorizeChannels && tile_row * g.oh <= accumulators &&
-      staged_channel_bytes(s, g.oh, g.ow, p.staging_lanes) <= kMaxStagedBytes)
+      staged_channel_bytes(s, g.oh, g.ow, p.staging_lanes, p.phases) <= kMaxStagedBytes)
     p.block_h = g.oh;
   if (tile_row * p.block_h <= accumulators) {
     p.block_w = g.ow;
@@ -186,12 +216,12 @@ void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& 
     p.block_o = p.channel_tile;
     p.block_w = std::min(g.ow, p.tile_w * std::max<int64_t>(1, accumulators / (p.channel_tile * p.tile_w)));
   }
-  while (p.block_w > p.tile_w && staged_channel_bytes(s, 1, p.block_w, p.staging_lanes) > kMaxStagedBytes)
+  while (p.block_w > p.tile_w && staged_channel_bytes(s, 1, p.block_w, p.staging_lanes, p.phases) > kMaxStagedBytes)
     p.block_w = std::max<int64_t>(p.tile_w, p.block_w - p.tile_w);
-  const int64_t channel_bytes = staged_channel_bytes(s, p.block_h, p.block_w, p.staging_lanes);
+  const int64_t channel_bytes = staged_channel_bytes(s, p.block_h, p.block_w, p.staging_lanes, p.phases);
   // (The vectorise-channels schedule accumulates whole rows only.)
   if (channel_bytes > kMaxStagedBytes || (p.kind == Plan::Kind::kVectorizeChannels && p.block_w < g.ow)) {
-    p.padding = Padding::kBoundsChecked;
+    unstaged();
     return;
   }
   p.padding = Padding::kStagedChunks;
@@ -216,11 +246,12 @@ std::string kib(int64_t bytes) {
 }
 
 std::string padding_description(const Plan& p) {
+  const std::string rows = p.phases ? "rows staged as even/odd columns" : "padded rows staged";
   switch (p.padding) {
     case Padding::kNone: return "no padding";
-    case Padding::kStagedRows: return "padded rows staged (" + kib(p.staged_bytes) + ")";
+    case Padding::kStagedRows: return rows + " (" + kib(p.staged_bytes) + ")";
     case Padding::kStagedChunks:
-      return "padded rows staged per " + std::to_string(p.chunk) + " input channels (" + kib(p.staged_bytes) +
+      return rows + " per " + std::to_string(p.chunk) + " input channels (" + kib(p.staged_bytes) +
              "), accumulated in blocks of " + std::to_string(p.block_o) + " channels x " + std::to_string(p.block_h) +
              " x " + std::to_string(p.block_w) + " pixels";
     case Padding::kBoundsChecked: return "bounds-checked reads (no staging fits)";
@@ -389,12 +420,12 @@ Kernel conv2d(const Conv2dSpec& spec, const Halide::Target& target) {
   const bool chunked = plan.padding == Padding::kStagedChunks;
   const int chunk = static_cast<int>(plan.chunk);
   f.r = Halide::RDom(0, spec.kernel[1], 0, spec.kernel[0], 0, chunk, "r");
+  Func source("source");  // inlined into what reads it
   if (g.padded)
-    f.padded = Halide::BoundaryConditions::constant_exterior(
+    source = Halide::BoundaryConditions::constant_exterior(
         input, 0.0f, {{0, static_cast<int>(g.w)}, {0, static_cast<int>(g.h)}});
   else
-    f.padded(f.x, f.y, f.o, f.n) = input(f.x, f.y, f.o, f.n);  // inlined: reads the input directly
-  const Expr in_x = f.x * spec.stride[1] - spec.pad[1] + f.r.x * spec.dilation[1];
+    source(f.x, f.y, f.o, f.n) = input(f.x, f.y, f.o, f.n);
   const Expr in_y = f.y * spec.stride[0] - spec.pad[0] + f.r.y * spec.dilation[0];
   const Expr c = f.k * chunk + f.r.z;  // input channel within the group
   // With groups, channel o reads the input channels of its group; dense convs
@@ -404,7 +435,17 @@ Kernel conv2d(const Conv2dSpec& spec, const Halide::Target& target) {
   const int block = static_cast<int>(g.block);
   const Expr bias = spec.has_bias ? kernel.inputs[2](f.o) : Expr(0.0f);
   f.conv(f.x, f.y, f.o, f.n, f.k) = chunked ? Expr(0.0f) : bias;
-  f.conv(f.x, f.y, f.o, f.n, f.k) += f.padded(in_x, in_y, in_c, f.n) * weights(f.o % block, f.r.x, f.r.y, c, f.o / block);
+  Expr window;  // the input value tap r reads
+  if (plan.phases) {
+    Var phase("phase");
+    f.padded(f.x, phase, f.y, f.o, f.n) = source(2 * f.x + phase, f.y, f.o, f.n);
+    const Expr q = f.r.x - spec.pad[1];  // input column 2x + q (Halide's / and % round down)
+    window = f.padded(f.x + q / 2, q % 2, in_y, in_c, f.n);
+  } else {
+    f.padded(f.x, f.y, f.o, f.n) = source(f.x, f.y, f.o, f.n);
+    window = f.padded(f.x * spec.stride[1] - spec.pad[1] + f.r.x * spec.dilation[1], in_y, in_c, f.n);
+  }
+  f.conv(f.x, f.y, f.o, f.n, f.k) += window * weights(f.o % block, f.r.x, f.r.y, c, f.o / block);
   Expr value = f.conv(f.x, f.y, f.o, f.n, 0);
   if (chunked) {
     f.chunks = Halide::RDom(0, static_cast<int>(g.in_per_group / chunk), "chunks");
@@ -436,7 +477,10 @@ Kernel conv2d(const Conv2dSpec& spec, const Halide::Target& target) {
       break;
     }
   }
-  if (plan.padding == Padding::kStagedRows || chunked) stage_on_stack(f.padded, plan.staging_lanes);
+  if (plan.padding == Padding::kStagedRows || chunked) {
+    stage_on_stack(f.padded, plan.staging_lanes);
+    if (plan.phases) f.padded.unroll(f.padded.args()[1]);
+  }
   kernel.schedule = tile + ", " + padding_description(plan) +
                     (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));
   kernel.output = f.output;

@@ -76,6 +76,10 @@ INSTANTIATE_TEST_SUITE_P(Dense, Conv2dKernel, ::testing::Values(
     ConvCase{"asymmetric_pad", {1, 5, 19, 23}, 16, {3, 3}, {1, 1}, {0, 1, 2, 1}},
     ConvCase{"end_pad_only", {1, 4, 17, 18}, 16, {2, 2}, {1, 1}, {0, 0, 1, 1}},
     ConvCase{"stride2_7x7_rgb", {1, 3, 45, 47}, 16, {7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, true, {relu()}},
+    // stride-2 rows of 5+ taps staged as even/odd columns: per chunk, unpadded, odd left padding
+    ConvCase{"stride2_7x7_phases_chunked", {1, 8, 61, 70}, 16, {7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, true, {relu()}},
+    ConvCase{"stride2_5x5_phases_unpadded", {1, 3, 41, 50}, 16, {5, 5}, {2, 2}, {0, 0, 0, 0}},
+    ConvCase{"stride2_5x5_phases_asymmetric", {1, 4, 33, 48}, 16, {5, 5}, {2, 2}, {1, 1, 2, 4}},
     ConvCase{"stride2_3x3", {1, 16, 40, 40}, 32, {3, 3}, {2, 2}, {1, 1, 1, 1}},
     ConvCase{"stride2_1x1_downsample", {1, 16, 40, 40}, 32, {1, 1}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, false},
     ConvCase{"stride_3_by_1", {1, 4, 30, 50}, 16, {3, 3}, {3, 1}, {1, 1, 1, 1}},
@@ -146,6 +150,8 @@ INSTANTIATE_TEST_SUITE_P(Targets, Conv2dKernel, ::testing::Values(
     ConvCase{"avx2_deep_7x7", {1, 32, 7, 7}, 32, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}, kAvx2},
     ConvCase{"avx2_depthwise_stride2", {1, 8, 23, 23}, 8, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 8, true, {}, kAvx2},
     ConvCase{"avx2_stride2_odd", {1, 3, 21, 25}, 13, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, true, {}, kAvx2},
+    ConvCase{"avx2_stride2_7x7_phases", {1, 3, 45, 47}, 16, {7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, true, {}, kAvx2},
+    ConvCase{"sse41_stride2_7x7_phases", {1, 3, 45, 47}, 16, {7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, true, {}, kSse41},
     ConvCase{"sse41_resnet_3x3", {1, 16, 20, 20}, 32, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}, kSse41},
     ConvCase{"sse41_deep_7x7", {1, 32, 7, 7}, 32, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}, kSse41},
     ConvCase{"sse41_depthwise_stride2", {1, 8, 23, 23}, 8, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 8, true, {}, kSse41}
@@ -156,8 +162,9 @@ INSTANTIATE_TEST_SUITE_P(Targets, Conv2dKernel, ::testing::Values(
 // target so that the lane counts are fixed.
 TEST(Conv2dSchedule, FollowsTheLayerShape) {
   const Halide::Target avx512("x86-64-linux-sse41-avx-avx2-fma-f16c-avx512-avx512_skylake");
-  auto schedule = [&](gen::Shape input, int64_t out, int k, int pad, int groups = 1, int dilation = 1) {
+  auto schedule = [&](gen::Shape input, int64_t out, int k, int pad, int groups = 1, int dilation = 1, int stride = 1) {
     gen::Conv2dSpec s;
+    s.stride = {stride, stride};
     s.input_shape = std::move(input);
     s.out_channels = out;
     s.kernel = {k, k};
@@ -181,6 +188,10 @@ TEST(Conv2dSchedule, FollowsTheLayerShape) {
   EXPECT_THAT(schedule({1, 144, 56, 56}, 144, 3, 1, 144), HasSubstr("depthwise: tile 2x16 lanes (w) x 4 rows"));
   EXPECT_THAT(schedule({1, 8, 3, 300}, 16, 3, 1), HasSubstr("blocks of 8 channels x 1 x 256 pixels"));
   EXPECT_THAT(schedule({1, 4, 90, 100}, 16, 3, 40, 1, 40), HasSubstr("bounds-checked"));
+  // Stride-2 rows: phases for 7 taps (ResNet's first conv); 3 taps stage plain rows.
+  EXPECT_THAT(schedule({1, 3, 224, 224}, 64, 7, 3, 1, 1, 2),
+              HasSubstr("rows staged as even/odd columns per 1 input channels (7.0 KiB)"));
+  EXPECT_THAT(schedule({1, 3, 224, 224}, 32, 3, 1, 1, 1, 2), HasSubstr("padded rows staged per 1 input channels"));
 }
 
 TEST(Conv2dPacking, BlocksOutputChannels) {
