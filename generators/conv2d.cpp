@@ -64,6 +64,8 @@ struct Plan {
   int staging_lanes = 1;
   int64_t staged_bytes = 0;
   bool phases = false;  // stride-2 rows staged as their even and odd columns (staged_phase_width)
+  bool masked_rows = false;  // depthwise rows narrower than a vector: one vector each, its tail lanes masked
+  int64_t band_tiles = 1;  // depthwise: row tiles whose padded input rows are staged at once
 };
 
 int64_t output_extent(int64_t in, int kernel, int stride, int pad_begin, int pad_end, int dilation) {
@@ -182,9 +184,35 @@ void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& 
   const int native = native_lanes(target);
   p.staging_lanes = lanes_for_extent(p.phases ? staged_phase_width(s, g.ow) : input_width(s, g.ow), native);
   if (p.kind == Plan::Kind::kDepthwise) {
+    // A row narrower than a native vector (MobileNetV2's 14 and 7) takes one
+    // vector whose lanes past the row read staged zeros and store nothing,
+    // not two vectors of half or a quarter of the width.
+    const int row_lanes = lanes_for_extent(2 * g.ow - 1, native);
+    const int row_staging_lanes = lanes_for_extent(input_width(s, row_lanes), native);
+    if (g.padded && row_lanes > p.lanes &&
+        staged_channel_bytes(s, 1, row_lanes, row_staging_lanes, false) <= kMaxStagedBytes) {
+      p.lanes = p.tile_w = row_lanes;
+      p.masked_rows = true;
+      p.staging_lanes = row_staging_lanes;
+    }
     // One channel at a time: fewer rows per tile until they fit.
-    while (p.tile_rows > 1 && staged_channel_bytes(s, p.tile_rows, g.ow, p.staging_lanes, p.phases) > kMaxStagedBytes) --p.tile_rows;
-    p.staged_bytes = staged_channel_bytes(s, p.tile_rows, g.ow, p.staging_lanes, p.phases);
+    const int64_t width = p.masked_rows ? p.tile_w : g.ow;
+    while (p.tile_rows > 1 && staged_channel_bytes(s, p.tile_rows, width, p.staging_lanes, p.phases) > kMaxStagedBytes) --p.tile_rows;
+    p.staged_bytes = staged_channel_bytes(s, p.tile_rows, width, p.staging_lanes, p.phases);
+    // Rows are staged for bands of row tiles, whole planes where they fit: a
+    // tile's loads then come long after the stores that staged them (loads
+    // that straddle two just-stored vectors cannot be forwarded from the
+    // store buffer and stall; staging per tile made 7x7 and 14x14 planes
+    // 1.7x slower). Bands divide the tiles, so none is computed twice.
+    const int64_t row_tiles = (g.oh + p.tile_rows - 1) / p.tile_rows;
+    for (int64_t band = row_tiles; band > 1; --band)
+      if (row_tiles % band == 0 &&
+          staged_channel_bytes(s, std::min(g.oh, band * p.tile_rows), width, p.staging_lanes, p.phases) <=
+              kMaxStagedBytes) {
+        p.band_tiles = band;
+        p.staged_bytes = staged_channel_bytes(s, std::min(g.oh, band * p.tile_rows), width, p.staging_lanes, p.phases);
+        break;
+      }
     if (p.staged_bytes <= kMaxStagedBytes) p.padding = Padding::kStagedRows;
     else unstaged();
     return;
@@ -361,24 +389,29 @@ void schedule_vectorize_channels(ConvFuncs& f, const Plan& p, const Geometry& g)
 // rows; the channel's padded rows staged per row tile; parallel over channels
 // in tasks (deep layers have hundreds of 7x7 planes). Returns how it is parallel.
 std::string schedule_depthwise(ConvFuncs& f, const Plan& p, const Conv2dSpec& s, const Geometry& g) {
-  Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), planes("planes");
-  f.output.split(f.x, xo, xi, p.tile_w)
+  Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), band("band"), planes("planes");
+  // Masked rows: the output stores only the row's lanes; the register tile
+  // computes whole vectors (from staged zeros past the row).
+  const auto row_tail = p.masked_rows ? Halide::TailStrategy::GuardWithIf : Halide::TailStrategy::Auto;
+  const auto tile_tail = p.masked_rows ? Halide::TailStrategy::RoundUp : Halide::TailStrategy::Auto;
+  f.output.split(f.x, xo, xi, p.tile_w, row_tail)
       .split(f.y, yo, yi, p.tile_rows)
-      .reorder(xi, yi, xo, yo, f.o, f.n)
+      .split(yo, band, yo, static_cast<int>(p.band_tiles))
+      .reorder(xi, yi, xo, yo, band, f.o, f.n)
       .vectorize(xi, p.lanes)
       .unroll(yi)
       .fuse(f.o, f.n, planes);
   const std::string parallel =
       parallel_in_tasks(f.output, planes, g.n * g.o, g.oh * g.ow * s.kernel[0] * s.kernel[1] / kMacsPerElement);
-  f.conv.compute_at(f.output, xo).vectorize(f.x, p.lanes).unroll(f.x).unroll(f.y);
+  f.conv.compute_at(f.output, xo).vectorize(f.x, p.lanes, tile_tail).unroll(f.x).unroll(f.y);
   f.conv.update()
       .reorder(f.x, f.y, f.r.x, f.r.y, f.r.z, f.o, f.n, f.k)
-      .vectorize(f.x, p.lanes)
+      .vectorize(f.x, p.lanes, tile_tail)
       .unroll(f.x)
       .unroll(f.y)
       .unroll(f.r.x)
       .unroll(f.r.y);
-  if (p.padding == Padding::kStagedRows) f.padded.compute_at(f.output, yo);
+  if (p.padding == Padding::kStagedRows) f.padded.compute_at(f.output, band);
   return parallel;
 }
 
@@ -473,7 +506,9 @@ Kernel conv2d(const Conv2dSpec& spec, const Halide::Target& target) {
     case Plan::Kind::kDepthwise: {
       const std::string parallel = schedule_depthwise(f, plan, spec, g);
       tile = "conv2d depthwise: tile " + std::to_string(plan.tile_w / plan.lanes) + "x" + std::to_string(plan.lanes) +
-             " lanes (w) x " + std::to_string(plan.tile_rows) + " rows, planes " + parallel;
+             " lanes (w" + (plan.masked_rows ? ", masked past the row" : "") + ") x " + std::to_string(plan.tile_rows) +
+             " rows, bands of " + std::to_string(std::min(g.oh, plan.band_tiles * plan.tile_rows)) + " rows, planes " +
+             parallel;
       break;
     }
   }

@@ -125,6 +125,11 @@ INSTANTIATE_TEST_SUITE_P(Grouped, Conv2dKernel, ::testing::Values(
     ConvCase{"depthwise_multiplier2", {2, 4, 12, 18}, 8, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 4, false},
     ConvCase{"depthwise_multiplier3_no_pad", {1, 3, 10, 21}, 9, {3, 3}, {1, 2}, {0, 0, 0, 0}, {1, 1}, 3},
     ConvCase{"depthwise_width1", {1, 4, 7, 1}, 4, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 4},
+    // rows narrower than a vector: one masked vector per row, planes staged in bands
+    ConvCase{"depthwise_14x14_masked_rows", {1, 24, 14, 14}, 24, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 24, true, {clamp(0, 6)}},
+    ConvCase{"depthwise_7x7_masked_rows", {1, 16, 7, 7}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 16},
+    ConvCase{"depthwise_stride2_to_9x9_masked", {1, 8, 17, 17}, 8, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 8},
+    ConvCase{"depthwise_bands_of_tall_plane", {1, 3, 60, 40}, 3, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 3},
     ConvCase{"depthwise_bounds_checked_wide", {1, 2, 3, 700}, 2, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2}
 ), [](const auto& info) { return info.param.name; });
 
@@ -149,12 +154,14 @@ INSTANTIATE_TEST_SUITE_P(Targets, Conv2dKernel, ::testing::Values(
     ConvCase{"avx2_resnet_3x3", {1, 16, 20, 20}, 32, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}, kAvx2},
     ConvCase{"avx2_deep_7x7", {1, 32, 7, 7}, 32, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}, kAvx2},
     ConvCase{"avx2_depthwise_stride2", {1, 8, 23, 23}, 8, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 8, true, {}, kAvx2},
+    ConvCase{"avx2_depthwise_7x7_masked_rows", {1, 16, 7, 7}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 16, true, {}, kAvx2},
     ConvCase{"avx2_stride2_odd", {1, 3, 21, 25}, 13, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, true, {}, kAvx2},
     ConvCase{"avx2_stride2_7x7_phases", {1, 3, 45, 47}, 16, {7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, true, {}, kAvx2},
     ConvCase{"sse41_stride2_7x7_phases", {1, 3, 45, 47}, 16, {7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, true, {}, kSse41},
     ConvCase{"sse41_resnet_3x3", {1, 16, 20, 20}, 32, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}, kSse41},
     ConvCase{"sse41_deep_7x7", {1, 32, 7, 7}, 32, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}, kSse41},
-    ConvCase{"sse41_depthwise_stride2", {1, 8, 23, 23}, 8, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 8, true, {}, kSse41}
+    ConvCase{"sse41_depthwise_stride2", {1, 8, 23, 23}, 8, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 8, true, {}, kSse41},
+    ConvCase{"sse41_depthwise_3x3_masked_rows", {1, 4, 3, 3}, 4, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 4, true, {}, kSse41}
 ), [](const auto& info) { return info.param.name; });
 // clang-format on
 
@@ -185,7 +192,10 @@ TEST(Conv2dSchedule, FollowsTheLayerShape) {
                     HasSubstr("blocks of 32 channels x 7 x 7 pixels")));
   EXPECT_THAT(schedule({1, 256, 14, 14}, 256, 3, 1), HasSubstr("blocks of 128 channels x 1 x 14 pixels"));
   EXPECT_THAT(schedule({1, 24, 7, 7}, 24, 1, 0), HasSubstr("vectorize-width: tile 1x4 lanes"));  // 24 is no 16-block
-  EXPECT_THAT(schedule({1, 144, 56, 56}, 144, 3, 1, 144), HasSubstr("depthwise: tile 2x16 lanes (w) x 4 rows"));
+  EXPECT_THAT(schedule({1, 144, 56, 56}, 144, 3, 1, 144),
+              HasSubstr("depthwise: tile 2x16 lanes (w) x 4 rows, bands of 28 rows"));
+  EXPECT_THAT(schedule({1, 576, 14, 14}, 576, 3, 1, 576),
+              HasSubstr("depthwise: tile 1x16 lanes (w, masked past the row) x 4 rows, bands of 14 rows"));
   EXPECT_THAT(schedule({1, 8, 3, 300}, 16, 3, 1), HasSubstr("blocks of 8 channels x 1 x 256 pixels"));
   EXPECT_THAT(schedule({1, 4, 90, 100}, 16, 3, 40, 1, 40), HasSubstr("bounds-checked"));
   // Stride-2 rows: phases for 7 taps (ResNet's first conv); 3 taps stage plain rows.
