@@ -54,9 +54,10 @@ void require_applies(const Conv2dSpec& spec) {
 
 int64_t tiles_along(int64_t extent) { return (extent + kTile - 1) / kTile; }
 
-// The input transform stages the 6 padded input rows of a row of tiles.
-int64_t staged_rows_bytes(const Conv2dSpec& spec) {
-  return (kTile * tiles_along(conv2d_output_shape(spec)[3]) + kPatch) * kPatch * 4;
+// The input transform stages the padded input rows of bands of `tile_rows`
+// rows of tiles: 4 * tile_rows + 2 rows.
+int64_t staged_rows_bytes(const Conv2dSpec& spec, int64_t tile_rows = 1) {
+  return (kTile * tiles_along(conv2d_output_shape(spec)[3]) + kPatch) * (kTile * tile_rows + kPatch - kTile) * 4;
 }
 
 }  // namespace
@@ -162,22 +163,33 @@ Kernel winograd_input_transform(const Conv2dSpec& spec, const Halide::Target& ta
 
   /* schedule: per channel, a vector of tiles along a row of tiles computes all 36 points */
   const int lanes = lanes_for_extent(view[5], native_lanes(target));
-  Var txo("txo"), txi("txi"), tasks("tasks");
-  transformed.split(tx, txo, txi, lanes).reorder(j, i, txi, txo, ty, c, n).vectorize(txi).unroll(i).unroll(j);
+  // The zero-padded input rows of a band of rows of tiles (4*TW + 2 floats
+  // each) are staged on the stack, so that the patches' stride-4 loads need
+  // no bounds checks: rows of tiles one or two vectors wide have no steady
+  // state for Halide's loop partitioning. Bands are as tall as fit: a row of
+  // tiles then loads rows staged long before (loads that straddle two
+  // just-stored vectors cannot be forwarded from the store buffer and stall).
+  // Row sums are stored tiles innermost, so that the column sums load them as
+  // dense vectors.
+  require(staged_rows_bytes(spec) <= kMaxStagedBytes, "winograd_conv: rows too wide to stage (over ~330 pixels)");
+  int64_t band = 1;
+  while (band < view[4] && staged_rows_bytes(spec, band + 1) <= kMaxStagedBytes) ++band;
+  Var txo("txo"), txi("txi"), bands("bands"), tasks("tasks");
+  transformed.split(tx, txo, txi, lanes)
+      .split(ty, bands, ty, static_cast<int>(band), Halide::TailStrategy::GuardWithIf)
+      .reorder(j, i, txi, txo, ty, bands, c, n)
+      .vectorize(txi)
+      .unroll(i)
+      .unroll(j);
   transformed.fuse(c, n, tasks);
   const std::string parallel =
       parallel_in_tasks(transformed, tasks, in_shape[0] * in_shape[1], kWinogradPoints * view[4] * view[5]);
-  // The 6 zero-padded input rows of a row of tiles are staged on the stack
-  // (4*TW + 2 floats each), so that the patches' stride-4 loads need no bounds
-  // checks: rows of tiles one or two vectors wide have no steady state for
-  // Halide's loop partitioning. Row sums are stored tiles innermost, so that
-  // the column sums load them as dense vectors.
-  require(staged_rows_bytes(spec) <= kMaxStagedBytes, "winograd_conv: rows too wide to stage (over ~330 pixels)");
-  staged.compute_at(transformed, ty);
+  staged.compute_at(transformed, bands);
   stage_on_stack(staged, lanes);
   rows.compute_at(transformed, txo).reorder_storage(tx, kx, i).vectorize(tx).unroll(kx).unroll(i);
   kernel.output = transformed;
-  kernel.schedule = "winograd F(4x4,3x3) input transform: " + std::to_string(lanes) + " tiles a vector, channels " + parallel;
+  kernel.schedule = "winograd F(4x4,3x3) input transform: " + std::to_string(lanes) + " tiles a vector, rows staged for " +
+                    std::to_string(band) + " rows of tiles at once, channels " + parallel;
   return kernel;
 }
 
