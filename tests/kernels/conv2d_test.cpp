@@ -76,10 +76,11 @@ INSTANTIATE_TEST_SUITE_P(Dense, Conv2dKernel, ::testing::Values(
     ConvCase{"asymmetric_pad", {1, 5, 19, 23}, 16, {3, 3}, {1, 1}, {0, 1, 2, 1}},
     ConvCase{"end_pad_only", {1, 4, 17, 18}, 16, {2, 2}, {1, 1}, {0, 0, 1, 1}},
     ConvCase{"stride2_7x7_rgb", {1, 3, 45, 47}, 16, {7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, true, {relu()}},
-    // stride-2 rows of 5+ taps staged as even/odd columns: per chunk, unpadded, odd left padding
+    // stride-2 rows of two-vector tiles staged as even/odd columns: per chunk, unpadded, odd left padding
     ConvCase{"stride2_7x7_phases_chunked", {1, 8, 61, 70}, 16, {7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, true, {relu()}},
-    ConvCase{"stride2_5x5_phases_unpadded", {1, 3, 41, 50}, 16, {5, 5}, {2, 2}, {0, 0, 0, 0}},
-    ConvCase{"stride2_5x5_phases_asymmetric", {1, 4, 33, 48}, 16, {5, 5}, {2, 2}, {1, 1, 2, 4}},
+    ConvCase{"stride2_5x5_phases_unpadded", {1, 3, 41, 70}, 16, {5, 5}, {2, 2}, {0, 0, 0, 0}},
+    ConvCase{"stride2_3x3_phases_unpadded", {1, 3, 21, 69}, 16, {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, true, {relu()}},
+    ConvCase{"stride2_5x5_phases_asymmetric", {1, 4, 33, 70}, 16, {5, 5}, {2, 2}, {1, 1, 2, 4}},
     ConvCase{"stride2_3x3", {1, 16, 40, 40}, 32, {3, 3}, {2, 2}, {1, 1, 1, 1}},
     ConvCase{"stride2_1x1_downsample", {1, 16, 40, 40}, 32, {1, 1}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, false},
     ConvCase{"stride_3_by_1", {1, 4, 30, 50}, 16, {3, 3}, {3, 1}, {1, 1, 1, 1}},
@@ -198,10 +199,13 @@ TEST(Conv2dSchedule, FollowsTheLayerShape) {
               HasSubstr("depthwise: tile 1x16 lanes (w, masked past the row) x 4 rows, bands of 14 rows"));
   EXPECT_THAT(schedule({1, 8, 3, 300}, 16, 3, 1), HasSubstr("blocks of 8 channels x 1 x 256 pixels"));
   EXPECT_THAT(schedule({1, 4, 90, 100}, 16, 3, 40, 1, 40), HasSubstr("bounds-checked"));
-  // Stride-2 rows: phases for 7 taps (ResNet's first conv); 3 taps stage plain rows.
+  // Stride-2 rows: phases for tiles of two row vectors (first convs), plain
+  // rows for tiles of one (ResNet's 3x3 stride-2 convs on 28-wide rows).
   EXPECT_THAT(schedule({1, 3, 224, 224}, 64, 7, 3, 1, 1, 2),
               HasSubstr("rows staged as even/odd columns per 1 input channels (7.0 KiB)"));
-  EXPECT_THAT(schedule({1, 3, 224, 224}, 32, 3, 1, 1, 1, 2), HasSubstr("padded rows staged per 1 input channels"));
+  EXPECT_THAT(schedule({1, 3, 224, 224}, 64, 3, 0, 1, 1, 2), HasSubstr("rows staged as even/odd columns (7.9 KiB)"));
+  EXPECT_THAT(schedule({1, 64, 56, 56}, 128, 3, 1, 1, 1, 2),
+              AllOf(HasSubstr("tile 1x16 lanes"), HasSubstr("padded rows staged per 8 input channels")));
 }
 
 TEST(Conv2dPacking, BlocksOutputChannels) {
