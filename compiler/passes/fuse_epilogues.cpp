@@ -31,7 +31,47 @@ struct PostOpForm {
   std::vector<TensorId> operands;
 };
 
-std::optional<PostOpForm> as_post_op(const Graph& g, const Node& node) {
+// The producer of `x` if it is an anchor that can take over a post-op on x:
+// x has no other reader and is no graph output.
+int fusable_producer(const Graph& g, const std::vector<int>& def, const std::vector<int>& uses, TensorId x) {
+  const int producer = def[static_cast<size_t>(x)];
+  if (producer < 0 || !is_anchor(g.nodes[static_cast<size_t>(producer)].op) || uses[static_cast<size_t>(x)] != 1 ||
+      is_graph_output(g, x))
+    return -1;
+  return producer;
+}
+
+// add/mul of x and an operand that broadcasts into x's shape, as x's post-op;
+// both are commutative, so either input may be x. A constant operand comes
+// first; then a computed one (ResNet's and MobileNetV2's residual adds), fused
+// into the producer that runs later, as TVM and XNNPACK do: the kernel adds
+// the operand as it stores, saving a kernel and a pass over memory. The
+// operand cannot depend on x, whose only reader is this node.
+std::optional<PostOpForm> binary_as_post_op(const Graph& g, const Node& node, const std::vector<int>& def,
+                                            const std::vector<int>& uses) {
+  const PostOpKind kind = node.op == OpKind::Add ? PostOpKind::kAdd : PostOpKind::kMul;
+  const std::vector<TensorId>& in = node.inputs;
+  auto broadcasts_into = [&](TensorId operand, TensorId x) {
+    const Shape& x_shape = g.tensor(x).shape;
+    return broadcast_shapes(x_shape, g.tensor(operand).shape, node.name) == x_shape;
+  };
+  for (size_t c : {size_t{1}, size_t{0}})
+    if (g.tensor(in[c]).is_constant() && broadcasts_into(in[c], in[1 - c]))
+      return PostOpForm{in[1 - c], {.kind = kind}, {in[c]}};
+  std::optional<PostOpForm> form;
+  int latest = -1;
+  for (size_t c : {size_t{1}, size_t{0}}) {
+    const int producer = fusable_producer(g, def, uses, in[1 - c]);
+    if (producer > latest && !g.tensor(in[c]).is_constant() && broadcasts_into(in[c], in[1 - c])) {
+      latest = producer;
+      form = PostOpForm{in[1 - c], {.kind = kind}, {in[c]}};
+    }
+  }
+  return form;
+}
+
+std::optional<PostOpForm> as_post_op(const Graph& g, const Node& node, const std::vector<int>& def,
+                                     const std::vector<int>& uses) {
   const std::vector<TensorId>& in = node.inputs;
   switch (node.op) {
     case OpKind::Relu: return PostOpForm{in[0], {.kind = PostOpKind::kRelu}, {}};
@@ -45,19 +85,7 @@ std::optional<PostOpForm> as_post_op(const Graph& g, const Node& node) {
     }
     case OpKind::Affine: return PostOpForm{in[0], {.kind = PostOpKind::kAffine}, {in[1], in[2]}};
     case OpKind::Add:
-    case OpKind::Mul: {
-      // Only with a constant that broadcasts into x's shape: the sum of two computed
-      // tensors stays a node (and becomes an anchor itself). Both are commutative.
-      const PostOpKind kind = node.op == OpKind::Add ? PostOpKind::kAdd : PostOpKind::kMul;
-      for (size_t c : {size_t{1}, size_t{0}}) {
-        const TensorId constant = in[c], x = in[1 - c];
-        const Shape& x_shape = g.tensor(x).shape;
-        if (g.tensor(constant).is_constant() &&
-            broadcast_shapes(x_shape, g.tensor(constant).shape, node.name) == x_shape)
-          return PostOpForm{x, {.kind = kind}, {constant}};
-      }
-      return std::nullopt;
-    }
+    case OpKind::Mul: return binary_as_post_op(g, node, def, uses);
     default: return std::nullopt;
   }
 }
@@ -69,13 +97,10 @@ Graph fuse_epilogues(Graph g, PassCounters& counters) {
   const std::vector<int> uses = use_counts(g);
   std::vector<bool> fused_away(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const std::optional<PostOpForm> form = as_post_op(g, g.nodes[i]);
+    const std::optional<PostOpForm> form = as_post_op(g, g.nodes[i], def, uses);
     if (!form) continue;
-    const auto x = static_cast<size_t>(form->x);
-    const int producer = def[x];
-    if (producer < 0 || !is_anchor(g.nodes[static_cast<size_t>(producer)].op) || uses[x] != 1 ||
-        is_graph_output(g, form->x))
-      continue;
+    const int producer = fusable_producer(g, def, uses, form->x);
+    if (producer < 0) continue;
 
     const Node elementwise = std::move(g.nodes[i]);
     Node anchor = std::move(g.nodes[static_cast<size_t>(producer)]);

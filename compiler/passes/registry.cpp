@@ -26,7 +26,7 @@ const std::vector<PassInfo>& pass_registry() {
       {"cse", "Merges identical constants and identical nodes (same op, attributes and inputs).", eliminate_common_subexpressions},
       {"fold-batch-norm", "Folds batch_norm, and per-channel mul/add/affine by constants, into the preceding conv2d/linear; other batch_norms become per-channel affine ops.", fold_batch_norm},
       {"fold-pad", "Folds constant pad nodes into the padding of the following conv2d or pooling.", fold_pad},
-      {"fuse-epilogues", "Fuses activations and per-channel/elementwise ops into the epilogue of their producer (conv+bias+act, add+act, elementwise chains).", fuse_epilogues},
+      {"fuse-epilogues", "Fuses activations and per-channel/elementwise ops into the epilogue of their producer (conv+bias+act, residual add into the later producer, elementwise chains).", fuse_epilogues},
   };
   return kPasses;
 }
