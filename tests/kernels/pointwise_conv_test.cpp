@@ -3,6 +3,7 @@
 // of the tile, batch 2, channel counts that are not a multiple of the block
 // (10, 1000) or are one, every post-op with operands flattened like the
 // lowering flattens them, and targets with narrower vectors.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "generators/pointwise_conv.h"
@@ -80,7 +81,11 @@ INSTANTIATE_TEST_SUITE_P(Maps, PointwiseConvKernel, ::testing::Values(
     PointwiseCase{"squeezenet_classifier_13x13", {1, 32, 13, 13}, 1000, true, {relu()}},
     PointwiseCase{"map_8x8_one_vector_tiles", {1, 24, 8, 8}, 10},
     PointwiseCase{"one_output_channel", {1, 5, 24, 17}, 1, true, {sigmoid()}},
-    PointwiseCase{"one_input_channel", {1, 1, 30, 30}, 24}
+    PointwiseCase{"one_input_channel", {1, 1, 30, 30}, 24},
+    // 64+ input channels: tiles of three, two or one pixel vectors, whichever computes fewest pixels
+    PointwiseCase{"deep_three_vector_tiles", {1, 64, 20, 24}, 32, true, {relu()}},
+    PointwiseCase{"deep_two_vector_tiles_tail", {1, 128, 15, 17}, 16},
+    PointwiseCase{"deep_14x14_one_vector_tiles", {1, 96, 14, 14}, 24, true, {clamp(0.0f, 6.0f)}}
 ), [](const auto& info) { return info.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(Epilogues, PointwiseConvKernel, ::testing::Values(
@@ -95,6 +100,24 @@ INSTANTIATE_TEST_SUITE_P(Targets, PointwiseConvKernel, ::testing::Values(
     PointwiseCase{"sse41_odd", {1, 9, 21, 23}, 12, true, {add({1, 12, 21, 23})}, kSse41}
 ), [](const auto& info) { return info.param.name; });
 // clang-format on
+
+// The register tile each layer gets, for an AVX-512 target (16 lanes, 24 accumulators).
+TEST(PointwiseConvSchedule, PixelVectorsPerTile) {
+  const Halide::Target avx512("x86-64-linux-sse41-avx-avx2-fma-f16c-avx512-avx512_skylake");
+  auto schedule = [&](int64_t in_channels, int64_t pixels, int64_t out_channels) {
+    gen::PointwiseConvSpec s;
+    s.in_channels = in_channels;
+    s.pixels = pixels;
+    s.out_channels = out_channels;
+    return gen::pointwise_conv(s, avx512).schedule;
+  };
+  using ::testing::HasSubstr;
+  EXPECT_THAT(schedule(24, 56 * 56, 144), HasSubstr("tile 1x16 lanes"));      // few input channels
+  EXPECT_THAT(schedule(256, 56 * 56, 64), HasSubstr("tile 3x16 lanes"));      // 3136 = 65.3 tiles of 48
+  EXPECT_THAT(schedule(512, 28 * 28, 128), HasSubstr("tile 3x16 lanes"));     // 816 for 784 pixels still pays
+  EXPECT_THAT(schedule(576, 14 * 14, 96), HasSubstr("tile 1x16 lanes"));      // 240 for 196 pixels does not
+  EXPECT_THAT(schedule(128, 15 * 17, 16), HasSubstr("tile 2x16 lanes"));      // 256 for 255
+}
 
 }  // namespace
 }  // namespace aotc::kernel_test
