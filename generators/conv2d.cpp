@@ -193,7 +193,7 @@ void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& 
     const int row_lanes = lanes_for_extent(2 * g.ow - 1, native);
     const int row_staging_lanes = lanes_for_extent(input_width(s, row_lanes), native);
     if (g.padded && row_lanes > p.lanes &&
-        staged_channel_bytes(s, 1, row_lanes, row_staging_lanes, false) <= kMaxStagedBytes) {
+        staged_channel_bytes(s, 1, row_lanes, row_staging_lanes, p.phases) <= kMaxStagedBytes) {
       p.lanes = p.tile_w = row_lanes;
       p.masked_rows = true;
       p.staging_lanes = row_staging_lanes;
@@ -208,14 +208,14 @@ void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& 
     // store buffer and stall; staging per tile made 7x7 and 14x14 planes
     // 1.7x slower). Bands divide the tiles, so none is computed twice.
     const int64_t row_tiles = (g.oh + p.tile_rows - 1) / p.tile_rows;
-    for (int64_t band = row_tiles; band > 1; --band)
-      if (row_tiles % band == 0 &&
-          staged_channel_bytes(s, std::min(g.oh, band * p.tile_rows), width, p.staging_lanes, p.phases) <=
-              kMaxStagedBytes) {
+    for (int64_t band = row_tiles; band > 1; --band) {
+      const int64_t bytes = staged_channel_bytes(s, std::min(g.oh, band * p.tile_rows), width, p.staging_lanes, p.phases);
+      if (row_tiles % band == 0 && bytes <= kMaxStagedBytes) {
         p.band_tiles = band;
-        p.staged_bytes = staged_channel_bytes(s, std::min(g.oh, band * p.tile_rows), width, p.staging_lanes, p.phases);
+        p.staged_bytes = bytes;
         break;
       }
+    }
     if (p.staged_bytes <= kMaxStagedBytes) p.padding = Padding::kStagedRows;
     else unstaged();
     return;
@@ -266,6 +266,7 @@ void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& 
 struct ConvFuncs {
   Func output{"conv2d"}, conv{"conv"}, acc{"acc"}, padded{"padded"};
   Var x{"x"}, y{"y"}, o{"o"}, n{"n"}, k{"k"};
+  Var phase{"phase"};  // of `padded` when plan.phases: 0 even, 1 odd columns
   Halide::RDom r;       // r.x = kx, r.y = ky, r.z = input channel within the chunk
   Halide::RDom chunks;  // over k, when chunked
 };
@@ -389,7 +390,7 @@ void schedule_vectorize_channels(ConvFuncs& f, const Plan& p, const Geometry& g)
 }
 
 // One input channel per output channel: vectors along rows times tile_rows
-// rows; the channel's padded rows staged per row tile; parallel over channels
+// rows; the channel's padded rows staged per band of row tiles; parallel over channels
 // in tasks (deep layers have hundreds of 7x7 planes). Returns how it is parallel.
 std::string schedule_depthwise(ConvFuncs& f, const Plan& p, const Conv2dSpec& s, const Geometry& g) {
   Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), band("band"), planes("planes");
@@ -474,8 +475,7 @@ Kernel conv2d(const Conv2dSpec& spec, const Halide::Target& target) {
   f.conv(f.x, f.y, f.o, f.n, f.k) = chunked ? Expr(0.0f) : bias;
   Expr window;  // the input value tap r reads
   if (plan.phases) {
-    Var phase("phase");
-    f.padded(f.x, phase, f.y, f.o, f.n) = source(2 * f.x + phase, f.y, f.o, f.n);
+    f.padded(f.x, f.phase, f.y, f.o, f.n) = source(2 * f.x + f.phase, f.y, f.o, f.n);
     const Expr q = f.r.x - spec.pad[1];  // input column 2x + q (Halide's / and % round down)
     window = f.padded(f.x + q / 2, q % 2, in_y, in_c, f.n);
   } else {
@@ -518,7 +518,7 @@ Kernel conv2d(const Conv2dSpec& spec, const Halide::Target& target) {
   }
   if (plan.padding == Padding::kStagedRows || chunked) {
     stage_on_stack(f.padded, plan.staging_lanes);
-    if (plan.phases) f.padded.unroll(f.padded.args()[1]);
+    if (plan.phases) f.padded.unroll(f.phase);
   }
   kernel.schedule = tile + ", " + padding_description(plan) +
                     (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));

@@ -1,6 +1,7 @@
 #include "generators/pointwise_conv.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "generators/epilogue.h"
 
@@ -38,11 +39,11 @@ constexpr double kSmallerTileCost = 0.05;
 int pixel_vectors(const PointwiseConvSpec& s, int lanes, int max_vectors) {
   if (s.in_channels < kFewInputChannels) return 1;
   int best = max_vectors;
-  double best_cost = 0;
-  for (int v = max_vectors; v >= 1; --v) {
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (int v = max_vectors; v >= 1; --v) {  // ties keep the larger tile
     const int64_t tile = int64_t{lanes} * v;
     const double cost = static_cast<double>((s.pixels + tile - 1) / tile * tile) * (1 + kSmallerTileCost * (max_vectors - v));
-    if (v == max_vectors || cost < best_cost) {
+    if (cost < best_cost) {
       best = v;
       best_cost = cost;
     }

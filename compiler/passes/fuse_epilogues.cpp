@@ -62,7 +62,7 @@ std::optional<PostOpForm> binary_as_post_op(const Graph& g, const Node& node, co
   int latest = -1;
   for (size_t c : {size_t{1}, size_t{0}}) {
     const int producer = fusable_producer(g, def, uses, in[1 - c]);
-    if (producer > latest && !g.tensor(in[c]).is_constant() && broadcasts_into(in[c], in[1 - c])) {
+    if (producer > latest && broadcasts_into(in[c], in[1 - c])) {  // (a constant operand returned above)
       latest = producer;
       form = PostOpForm{in[1 - c], {.kind = kind}, {in[c]}};
     }
