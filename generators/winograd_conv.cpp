@@ -79,10 +79,12 @@ constexpr int64_t kMinTiles = 16;
 constexpr int64_t kMinMacs = int64_t{1} << 20;
 constexpr int64_t kMinMacsFewTiles = int64_t{1} << 23;
 
+bool winograd_fits(const Conv2dSpec& spec) {
+  return winograd_applies(spec) && staged_rows_bytes(spec) <= kMaxStagedBytes;
+}
+
 bool use_winograd(const Conv2dSpec& spec) {
-  if (!winograd_applies(spec) || spec.input_shape[1] < kMinChannels || spec.out_channels < kMinChannels ||
-      staged_rows_bytes(spec) > kMaxStagedBytes)
-    return false;
+  if (!winograd_fits(spec) || spec.input_shape[1] < kMinChannels || spec.out_channels < kMinChannels) return false;
   const Shape out = conv2d_output_shape(spec);
   const int64_t macs = num_elements(out) * spec.input_shape[1] * 9;
   return macs >= (winograd_tiles(spec) >= kMinTiles ? kMinMacs : kMinMacsFewTiles);

@@ -42,9 +42,12 @@ constexpr double kWinogradOutputTransformFlops = 2 * (6 * 21 + 4 * 21);
 // dilation 1, groups 1).
 bool winograd_applies(const Conv2dSpec& spec);
 
-// Whether aotc computes `spec` by Winograd rather than directly: where it
-// applies, its rows fit the input transform's staging (output rows of up to
-// ~330 pixels) and it was measured faster (generators/README.md).
+// Whether the kernels can compute `spec`: it applies, and its rows fit the
+// input transform's staging (output rows of up to ~330 pixels).
+bool winograd_fits(const Conv2dSpec& spec);
+
+// Whether aotc's rules compute `spec` by Winograd rather than directly: where
+// it fits and it was measured faster (generators/README.md).
 bool use_winograd(const Conv2dSpec& spec);
 
 // Output tiles of one image: ceil(OH/4) * ceil(OW/4).

@@ -41,6 +41,21 @@ struct KernelCall {
   int64_t bytes = 0;  // bytes read and written by the call
 };
 
+// Which implementation a node runs among the candidates, and why
+// (backends/halide/candidates.h).
+struct ChoiceRecord {
+  struct Option {
+    std::string name;
+    double measured_us;  // from the tuning cache; NaN without
+  };
+  std::string node;         // its output tensor's name
+  std::string description;  // the tuning cache's key
+  std::string chosen;
+  std::string by;     // "rules", "tuning cache", "only candidate"
+  std::string rules;  // what the rules would choose
+  std::vector<Option> candidates;
+};
+
 struct TensorInfo {
   std::string name;
   Shape shape;
@@ -51,6 +66,7 @@ struct LoweredModel {
   std::vector<TensorInfo> inputs, outputs;
   std::vector<KernelSource> kernels;
   std::vector<KernelCall> calls;
+  std::vector<ChoiceRecord> choices;  // per node with candidates, in execution order
   std::vector<uint8_t> weights;  // pre-packed constants; every entry 64-byte aligned
   int64_t arena_bytes = 0;
   int64_t lower_bound_bytes = 0;  // the memory plan's liveness lower bound

@@ -24,6 +24,8 @@
 #include "plan/memory_plan.h"
 #include "reference/evaluator.h"
 #include "support/error.h"
+#include "tune/tune.h"
+#include "tune/tuning_cache.h"
 
 namespace aotc {
 namespace {
@@ -44,8 +46,13 @@ struct Options {
   std::string passes_list;
   std::string conv_algorithm = "auto";
   std::string weights = "embedded";
+  bool tune = false;
+  std::string tuning_cache_path;
+  TuningCache tuning_cache;  // read from tuning_cache_path, or measured by --tune
 
-  HalideLoweringOptions lowering() const { return {.winograd = conv_algorithm == "auto"}; }
+  HalideLoweringOptions lowering() const {
+    return {.winograd = conv_algorithm == "auto", .tuning = tuning_cache_path.empty() && !tune ? nullptr : &tuning_cache};
+  }
   // The memory plan the library of these options uses.
   MemoryPlan plan(const Graph& g) const {
     return plan_memory(g, 64, [options = lowering()](const Graph& graph, const Node& node) {
@@ -165,6 +172,30 @@ struct WorkDirectory {
   }
 };
 
+// --tuning-cache and --tune: reads the cache for the target if there is one;
+// with --tune, times what it lacks on this machine and writes it back.
+void prepare_tuning(const Graph& g, Options& opt) {
+  if (opt.tune && opt.emit != "lib") fail(ExitCode::kUsage, "--tune needs --emit=lib");
+  const std::string target = halide_target_string(opt.target);
+  if (opt.tune && target != halide_target_string("host"))
+    fail(ExitCode::kUsage, "--tune measures on this machine: it needs --target host, not ", target);
+  if (opt.tune && opt.tuning_cache_path.empty()) {
+    const std::filesystem::path out_dir = opt.output.empty() ? "." : opt.output;
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    if (ec) fail(ExitCode::kIo, out_dir.string(), ": cannot create the output directory (", ec.message(), ")");
+    opt.tuning_cache_path = (out_dir / (g.name + ".tuning.json")).string();
+  }
+  if (opt.tuning_cache_path.empty()) return;
+  opt.tuning_cache.target = target;
+  if (!opt.tune || std::filesystem::exists(opt.tuning_cache_path))
+    opt.tuning_cache = read_tuning_cache(opt.tuning_cache_path, target, std::cerr);
+  if (!opt.tune) return;
+  tune(g, opt.lowering(), target, opt.tuning_cache, std::cout);
+  write_file_atomically(opt.tuning_cache_path, tuning_cache_json(opt.tuning_cache));
+  std::cout << "aotc: wrote " << opt.tuning_cache_path << "\n";
+}
+
 void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::time_point start) {
   const std::string target = halide_target_string(opt.target);
   const ObjectFormat format = target_object_format(target);  // refuses targets aotc cannot package
@@ -225,6 +256,13 @@ int run(int argc, char** argv) {
                  "and passed to each run (aotc_<name>_run_with_weights), e.g. mmapped from another partition "
                  "(default: embedded)")
       ->check(CLI::IsMember({"embedded", "external"}));
+  app.add_flag("--tune", opt.tune,
+               "With --emit=lib: time every candidate implementation of each convolution on this machine (one "
+               "thread, JIT, outputs checked against the reference evaluator), add the times to the tuning cache "
+               "and choose by them");
+  app.add_option("--tuning-cache", opt.tuning_cache_path,
+                 "With --emit=lib: the tuning cache to choose by (and, with --tune, to complete and rewrite; "
+                 "default with --tune: <output>/<name>.tuning.json); one of another target or version is ignored");
   app.add_option("--input", opt.inputs, "With --emit=run: raw float32 file per graph input, in order");
   app.add_flag("--stats", opt.stats, "Print per-pass counters, the final op histogram and the memory plan to stderr");
   app.add_flag("--print-after-all", opt.pipeline.print_after_all, "Print the graph to stderr after every pass");
@@ -258,6 +296,7 @@ int run(int argc, char** argv) {
   g.name = opt.name.empty() ? std::filesystem::path(opt.model).stem().string() : opt.name;
   std::vector<PassRecord> records;
   g = run_pipeline(std::move(g), opt.pipeline, &records);
+  prepare_tuning(g, opt);
   if (opt.stats) print_stats(std::cerr, g, records, opt);
 
   if (opt.emit == "lib") {

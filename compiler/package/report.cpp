@@ -4,7 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 namespace aotc {
@@ -26,6 +28,21 @@ std::string report_json(const LoweredModel& model, const CompiledObjects& object
                        {"description", model.kernels[k].description},
                        {"schedule", k < objects.schedules.size() ? objects.schedules[k] : ""},
                        {"compile_seconds", k < objects.kernel_seconds.size() ? objects.kernel_seconds[k] : 0.0}});
+  }
+  nlohmann::ordered_json choices = nlohmann::ordered_json::array();
+  for (const ChoiceRecord& c : model.choices) {
+    nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
+    for (const ChoiceRecord::Option& o : c.candidates) {
+      nlohmann::ordered_json measured = nullptr;
+      if (std::isfinite(o.measured_us)) measured = o.measured_us;
+      candidates.push_back({{"name", o.name}, {"measured_us", measured}});
+    }
+    choices.push_back({{"node", c.node},
+                       {"kernel", c.description},
+                       {"chosen", c.chosen},
+                       {"by", c.by},
+                       {"rules", c.rules},
+                       {"candidates", candidates}});
   }
   double flops = 0;
   for (const KernelCall& call : model.calls) flops += call.flops;
@@ -58,6 +75,7 @@ std::string report_json(const LoweredModel& model, const CompiledObjects& object
         {"arena_bytes", model.arena_bytes}}},
       {"layers", layers},
       {"kernels", kernels},
+      {"choices", choices},
   };
   return report.dump(2) + "\n";
 }
@@ -96,6 +114,22 @@ std::string report_summary(const LoweredModel& model, const CompiledObjects& obj
                 static_cast<double>(totals.runtime_code_bytes) / 1024, static_cast<double>(model.weights.size()) / 1024,
                 totals.weights.c_str(), static_cast<double>(model.arena_bytes) / 1024);
   os << line;
+  if (!model.choices.empty()) {
+    std::map<std::string, int> chosen, by;
+    for (const ChoiceRecord& c : model.choices) {
+      ++chosen[c.chosen];
+      ++by[c.by];
+    }
+    os << "implementations:";
+    for (const auto& [name, n] : chosen) os << " " << name << " " << n << ",";
+    os << " chosen by";
+    const char* separator = " ";
+    for (const auto& [reason, n] : by) {
+      os << separator << reason << " " << n;
+      separator = ", ";
+    }
+    os << "\n";
+  }
   return os.str();
 }
 

@@ -13,7 +13,6 @@ payload's CRC-32 as zlib computes it.
 
 import argparse
 import struct
-import subprocess
 import sys
 import zlib
 from pathlib import Path
@@ -22,17 +21,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "tools"))
 import cross_targets  # noqa: E402
+from model_runs import random_inputs, run  # noqa: E402
 
 SKIPPED = 75
-
-
-def run(cmd):
-    print("$ " + " ".join(str(c) for c in cmd), flush=True)
-    result = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.stdout.write(result.stdout[-3000:] + result.stderr[-3000:])
-        raise SystemExit(f"FAILED: exit code {result.returncode}")
-    return result
 
 
 def main():
@@ -54,16 +45,7 @@ def main():
     name = args.model.stem
     cc, emulator, _ = cross_targets.toolchain(args.target)
 
-    graph = run([args.aotc, args.model, "--emit=graph", "--passes="]).stdout
-    shapes = [[int(d) for d in line.split("f32[", 1)[1].split("]", 1)[0].split(",")]
-              for line in graph.splitlines() if line.strip().startswith("input %")]
-    seed = np.random.SeedSequence().entropy % 2**32
-    print(f"inputs {shapes}, seed {seed}")
-    rng = np.random.default_rng(seed)
-    inputs = []
-    for i, shape in enumerate(shapes):
-        inputs.append(args.workdir / f"input{i}.bin")
-        rng.standard_normal(shape).astype("<f4").tofile(inputs[-1])
+    inputs = random_inputs(args.aotc, args.model, args.workdir)
 
     outputs = {}
     for weights in ("embedded", "external"):

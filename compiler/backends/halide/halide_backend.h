@@ -29,14 +29,19 @@ std::string default_runner_compiler(const std::string& target);
 // every member of the library against.
 ObjectFormat target_object_format(const std::string& target);
 
+struct TuningCache;
+
 // What the lowering may choose per node.
 struct HalideLoweringOptions {
-  // Winograd F(4x4, 3x3) for the 3x3 convolutions gen::use_winograd picks;
-  // false: direct convolution everywhere (aotc --conv-algorithm=direct).
+  // Winograd F(4x4, 3x3) is a candidate for 3x3 stride-1 convolutions; false:
+  // direct convolution everywhere (aotc --conv-algorithm=direct).
   bool winograd = true;
+  // Measured times of candidates (aotc --tuning-cache): where it times every
+  // candidate of a node, the fastest runs; elsewhere, the rules choose.
+  const TuningCache* tuning = nullptr;
 };
 
-// The arena scratch `node`'s kernels need during its step (plan_memory's
+// The arena scratch `node`'s chosen kernels need during its step (plan_memory's
 // ScratchBytes): a Winograd convolution's transformed input and output.
 int64_t halide_scratch_bytes(const Graph& g, const Node& node, const HalideLoweringOptions& options);
 

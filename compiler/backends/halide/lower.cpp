@@ -8,20 +8,19 @@
 #include <map>
 #include <sstream>
 
+#include "backends/halide/candidates.h"
+#include "backends/halide/conv_candidates.h"
 #include "backends/halide/halide_backend.h"
 #include "generators/concat.h"
-#include "generators/conv2d.h"
 #include "generators/conv_transpose2d.h"
 #include "generators/depth_to_space.h"
 #include "generators/elementwise.h"
 #include "generators/linear.h"
 #include "generators/pad.h"
-#include "generators/pointwise_conv.h"
 #include "generators/pool2d.h"
 #include "generators/resize.h"
 #include "generators/softmax.h"
 #include "generators/transpose.h"
-#include "generators/winograd_conv.h"
 #include "ir/printer.h"
 #include "support/names.h"
 #include "support/error.h"
@@ -30,66 +29,6 @@ namespace aotc {
 namespace {
 
 constexpr int64_t kBlobAlignment = 64;
-
-std::string shape_text(const Shape& s) {
-  std::string t;
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? "x" : "") + std::to_string(s[i]);
-  return t.empty() ? "scalar" : t;
-}
-
-gen::PostOpSpec post_op_spec(const Graph& g, const Node& node, const PostOp& p) {
-  gen::PostOpSpec spec;
-  switch (p.kind) {
-    case PostOpKind::kRelu: spec.kind = gen::PostOpSpec::Kind::kRelu; break;
-    case PostOpKind::kClamp: spec.kind = gen::PostOpSpec::Kind::kClamp; break;
-    case PostOpKind::kHardSwish: spec.kind = gen::PostOpSpec::Kind::kHardSwish; break;
-    case PostOpKind::kSigmoid: spec.kind = gen::PostOpSpec::Kind::kSigmoid; break;
-    case PostOpKind::kTanh: spec.kind = gen::PostOpSpec::Kind::kTanh; break;
-    case PostOpKind::kAffine: spec.kind = gen::PostOpSpec::Kind::kAffine; break;
-    case PostOpKind::kAdd: spec.kind = gen::PostOpSpec::Kind::kAdd; break;
-    case PostOpKind::kMul: spec.kind = gen::PostOpSpec::Kind::kMul; break;
-    case PostOpKind::kPRelu: spec.kind = gen::PostOpSpec::Kind::kPRelu; break;
-  }
-  spec.min = p.min;
-  spec.max = p.max;
-  if (p.input >= 0) spec.operand_shape = g.tensor(node.inputs[static_cast<size_t>(p.input)]).shape;
-  return spec;
-}
-
-const Tensor& constant_input(const Graph& g, const Node& node, size_t i, const char* what) {
-  const Tensor& t = g.tensor(node.inputs[i]);
-  if (!t.is_constant())
-    fail(ExitCode::kUnsupported, "node '", node.name, "' (", op_name(node.op), "): its ", what,
-         " is computed at run time; aotc needs it constant");
-  return t;
-}
-
-// A conv2d node as the generators take it, less its epilogue.
-gen::Conv2dSpec conv2d_spec(const Graph& g, const Node& node) {
-  const auto& a = node.attr<Conv2dAttrs>();
-  const Tensor& w = constant_input(g, node, 1, "weight");
-  gen::Conv2dSpec spec;
-  spec.input_shape = g.tensor(node.inputs[0]).shape;
-  spec.out_channels = w.shape[0];
-  spec.kernel = {static_cast<int>(w.shape[2]), static_cast<int>(w.shape[3])};
-  spec.stride = a.stride;
-  spec.pad = a.pad;
-  spec.dilation = a.dilation;
-  spec.groups = a.groups;
-  spec.has_bias = node.op_operand_count() == 3;
-  return spec;
-}
-
-bool lowers_to_winograd(const gen::Conv2dSpec& spec, const HalideLoweringOptions& options) {
-  return options.winograd && gen::use_winograd(spec);
-}
-
-// Where a Winograd convolution keeps V, then M, in its scratch.
-int64_t winograd_output_offset(const gen::Conv2dSpec& spec) {
-  constexpr int64_t kAlignment = 64;
-  const int64_t v_bytes = num_elements(gen::winograd_transformed_input_shape(spec)) * 4;
-  return (v_bytes + kAlignment - 1) / kAlignment * kAlignment;
-}
 
 // Builds the LoweredModel node by node.
 class Lowering {
@@ -199,25 +138,10 @@ class Lowering {
     return aotc::constant_input(g_, node, i, what);
   }
 
-  std::vector<gen::PostOpSpec> epilogue(const Node& node) {
-    std::vector<gen::PostOpSpec> specs;
-    for (const PostOp& p : node.epilogue) specs.push_back(post_op_spec(g_, node, p));
-    return specs;
-  }
+  std::vector<gen::PostOpSpec> epilogue(const Node& node) { return epilogue_specs(g_, node); }
 
   void epilogue_args(const Node& node, std::vector<BufferRef>& args) {
     for (size_t i = node.op_operand_count(); i < node.inputs.size(); ++i) args.push_back(ref(node.inputs[i]));
-  }
-
-  // The kernel's identity: everything its code depends on, nothing else.
-  std::string description(const Node& node) {
-    std::ostringstream os;
-    os << op_signature(node);
-    for (size_t i = 0; i < node.inputs.size(); ++i) os << (i ? ", " : " (") << shape_text(g_.tensor(node.inputs[i]).shape);
-    os << ") -> " << shape_text(g_.tensor(node.outputs[0]).shape) << " " << print_attrs(node.attrs);
-    for (const PostOp& p : node.epilogue)
-      if (p.kind == PostOpKind::kClamp) os << " clamp[" << p.min << "," << p.max << "]";
-    return os.str();
   }
 
   // The kernel of description `key`, built by `build` on first use.
@@ -256,7 +180,7 @@ class Lowering {
   // A call of `node`'s kernel (shared with every node of equal description).
   template <typename Build>
   void add_node_call(const Node& node, std::vector<BufferRef> args, double flops, Build build) {
-    const int kernel = kernel_for(description(node), op_name(node.op), build);
+    const int kernel = kernel_for(node_description(g_, node), op_name(node.op), build);
     add_call(g_.tensor(node.outputs[0]).name, op_signature(node), kernel, std::move(args), flops);
   }
 
@@ -277,105 +201,37 @@ class Lowering {
 
   void lower_node(const Node& node);
 
-  // A 1x1 convolution where gen::use_pointwise_conv says, as a GEMM over flattened pixels
-  // (generators/pointwise_conv.h): the input, output and epilogue operands are
-  // passed as [N, C, H*W] views. Returns false when the conv or an epilogue
-  // operand does not fit that view.
-  bool lower_pointwise_conv(const Node& node) {
-    const auto& a = node.attr<Conv2dAttrs>();
-    const Tensor& w = constant_input(node, 1, "weight");
-    const Shape& x = g_.tensor(node.inputs[0]).shape;
-    if (w.shape[2] != 1 || w.shape[3] != 1 || a.stride != std::array<int, 2>{1, 1} ||
-        a.pad != std::array<int, 4>{0, 0, 0, 0} || a.groups != 1 || !gen::use_pointwise_conv(x[2] * x[3], w.shape[0]))
-      return false;
-    gen::PointwiseConvSpec spec;
-    spec.batch = x[0];
-    spec.in_channels = x[1];
-    spec.pixels = x[2] * x[3];
-    spec.out_channels = w.shape[0];
-    spec.has_bias = node.op_operand_count() == 3;
-    spec.epilogue = epilogue(node);
-    // Operands of add/mul/prelu broadcast along both of H and W or along
-    // neither flatten with them; affine's [O] vectors are read by channel.
-    std::vector<Shape> operand_views;
-    for (size_t i = 0; i < node.epilogue.size(); ++i) {
-      const PostOp& p = node.epilogue[i];
-      for (TensorId id : node.post_op_operands(p)) {
-        Shape s = g_.tensor(id).shape;
-        if (p.kind != PostOpKind::kAffine) {
-          s.insert(s.begin(), 4 - s.size(), 1);  // NumPy: aligned from the right
-          if ((s[2] == 1) != (s[3] == 1) && x[2] != 1 && x[3] != 1) return false;
-          s = {s[0], s[1], s[2] * s[3]};
-          spec.epilogue[i].operand_shape = s;
+  // The chosen candidate of `node`'s choice, as calls over the memory plan;
+  // only its weights are packed into the blob.
+  void lower_choice(const Node& node, const Choice& choice) {
+    const Candidate& c = choice.candidates[choice.chosen];
+    std::vector<BufferRef> packed_weights;
+    for (const auto& pack : c.packed) packed_weights.push_back(packed(pack()));
+    const ScratchPlacement* scratch = c.scratch_bytes > 0 ? scratch_at(plan_, step_) : nullptr;
+    AOTC_CHECK(c.scratch_bytes == 0 || scratch != nullptr, "the memory plan has no scratch for ", node.name);
+    const std::string layer = g_.tensor(node.outputs[0]).name;
+    for (const KernelStep& step : c.steps) {
+      std::vector<BufferRef> args;
+      for (const StepArg& a : step.args) {
+        switch (a.kind) {
+          case StepArg::Kind::kTensor: args.push_back(ref(a.tensor, a.shape)); break;
+          case StepArg::Kind::kPacked: args.push_back(packed_weights[static_cast<size_t>(a.packed)]); break;
+          case StepArg::Kind::kScratch: {
+            BufferRef r;
+            r.offset = scratch->offset + a.offset;
+            r.shape = a.shape;
+            args.push_back(r);
+            break;
+          }
         }
-        operand_views.push_back(s);
       }
+      add_call(layer, step.ops, kernel_for(step.key, step.suffix, step.build), std::move(args), step.flops);
     }
-    std::vector<BufferRef> args = {ref(node.inputs[0], {spec.batch, spec.in_channels, spec.pixels}),
-                                   packed(gen::pack_pointwise_conv_weights(spec, w.data->data()))};
-    if (spec.has_bias) args.push_back(ref(node.inputs[2]));
-    for (size_t i = node.op_operand_count(), k = 0; i < node.inputs.size(); ++i, ++k)
-      args.push_back(ref(node.inputs[i], operand_views[k]));
-    args.push_back(ref(node.outputs[0], {spec.batch, spec.out_channels, spec.pixels}));
-    const double outputs = static_cast<double>(spec.batch * spec.out_channels * spec.pixels);
-    add_node_call(node, std::move(args),
-                  2 * outputs * static_cast<double>(spec.in_channels) + outputs * static_cast<double>(node.epilogue.size()),
-                  [spec](const Halide::Target& t) { return gen::pointwise_conv(spec, t); });
-    return true;
-  }
-
-  // A 3x3 convolution by Winograd F(4x4, 3x3) where lowers_to_winograd says
-  // (generators/winograd_conv.h): input transform, 36 GEMMs, output transform,
-  // through the node's scratch.
-  bool lower_winograd_conv(const Node& node, gen::Conv2dSpec spec) {
-    if (!lowers_to_winograd(spec, options_)) return false;
-    const ScratchPlacement* scratch = scratch_at(plan_, step_);
-    AOTC_CHECK(scratch != nullptr, "the memory plan has no scratch for Winograd convolution ", node.name);
-    spec.epilogue = epilogue(node);
-    const Shape& x = spec.input_shape;
-    const Shape out = gen::conv2d_output_shape(spec);
-    auto in_scratch = [&](int64_t offset, Shape shape) {
-      BufferRef r;
-      r.offset = scratch->offset + offset;
-      r.shape = std::move(shape);
-      return r;
-    };
-    // V and M as the transforms see them and as the GEMM sees them: the same bytes.
-    const int64_t m_offset = winograd_output_offset(spec);
-    const BufferRef v_tiles = in_scratch(0, gen::winograd_tile_view(spec, x[1])),
-                    v_matrix = in_scratch(0, gen::winograd_transformed_input_shape(spec)),
-                    m_matrix = in_scratch(m_offset, gen::winograd_transformed_output_shape(spec)),
-                    m_tiles = in_scratch(m_offset, gen::winograd_tile_view(spec, spec.out_channels));
-    const std::string layer = g_.tensor(node.outputs[0]).name, ops = op_signature(node);
-    // (tile, channel) pairs each transform handles.
-    const double tile_channels_in = static_cast<double>(num_elements(v_matrix.shape) / gen::kWinogradPoints),
-                 tile_channels_out = static_cast<double>(num_elements(m_matrix.shape) / gen::kWinogradPoints);
-
-    const int input_kernel = kernel_for(
-        "winograd input transform " + shape_text(x) + " -> " + shape_text(v_tiles.shape) + " " + print_attrs(node.attrs),
-        "winograd_input", [spec](const Halide::Target& t) { return gen::winograd_input_transform(spec, t); });
-    add_call(layer, ops + " (winograd input transform)", input_kernel, {ref(node.inputs[0]), v_tiles},
-             gen::kWinogradInputTransformFlops * tile_channels_in);
-
-    const gen::PointwiseConvSpec gemm = gen::winograd_gemm_spec(spec);
-    const int gemm_kernel = kernel_for(
-        "winograd gemm " + shape_text(v_matrix.shape) + " -> " + shape_text(m_matrix.shape), "winograd_gemm",
-        [gemm](const Halide::Target& t) { return gen::pointwise_conv(gemm, t); });
-    add_call(layer, ops + " (winograd gemm)", gemm_kernel,
-             {v_matrix, packed(gen::pack_winograd_weights(spec, constant_input(node, 1, "weight").data->data())),
-              m_matrix},
-             2.0 * static_cast<double>(gen::kWinogradPoints * x[1]) * tile_channels_out);
-
-    std::vector<BufferRef> args = {m_tiles};
-    if (spec.has_bias) args.push_back(ref(node.inputs[2]));
-    epilogue_args(node, args);
-    args.push_back(ref(node.outputs[0]));
-    const int output_kernel = kernel_for(description(node) + " winograd output transform", "winograd_output",
-                                         [spec](const Halide::Target& t) { return gen::winograd_output_transform(spec, t); });
-    add_call(layer, ops + " (winograd output transform)", output_kernel, std::move(args),
-             gen::kWinogradOutputTransformFlops * tile_channels_out +
-                 static_cast<double>(num_elements(out) * static_cast<int64_t>(node.epilogue.size())));
-    return true;
+    ChoiceRecord record{layer, node_description(g_, node), c.name, choice.by,
+                        choice.candidates[choice.by_rules].name, {}};
+    for (size_t i = 0; i < choice.candidates.size(); ++i)
+      record.candidates.push_back({choice.candidates[i].name, choice.measured_us[i]});
+    model_.choices.push_back(std::move(record));
   }
 
   // A concat whose output the memory plan laid out as slices: the inputs that
@@ -421,22 +277,9 @@ void Lowering::lower_node(const Node& node) {
   std::vector<BufferRef> args;
 
   switch (node.op) {
-    case OpKind::Conv2d: {
-      if (lower_pointwise_conv(node)) return;
-      gen::Conv2dSpec spec = conv2d_spec(g_, node);
-      if (lower_winograd_conv(node, spec)) return;
-      const Tensor& w = constant_input(node, 1, "weight");
-      spec.epilogue = epilogue(node);
-      args.push_back(ref(node.inputs[0]));
-      args.push_back(packed(gen::pack_conv2d_weights(spec, w.data->data())));
-      if (spec.has_bias) args.push_back(ref(node.inputs[2]));
-      epilogue_args(node, args);
-      args.push_back(ref(out));
-      const double macs = out_elements * static_cast<double>(w.shape[1] * w.shape[2] * w.shape[3]);
-      add_node_call(node, std::move(args), 2 * macs + epilogue_flops,
-               [spec](const Halide::Target& t) { return gen::conv2d(spec, t); });
+    case OpKind::Conv2d:
+      lower_choice(node, conv_choice(g_, node, options_));
       return;
-    }
     case OpKind::ConvTranspose2d: {
       const auto& a = node.attr<ConvTranspose2dAttrs>();
       const Tensor& w = constant_input(node, 1, "weight");
@@ -657,9 +500,8 @@ void Lowering::lower_node(const Node& node) {
 
 int64_t halide_scratch_bytes(const Graph& g, const Node& node, const HalideLoweringOptions& options) {
   if (node.op != OpKind::Conv2d) return 0;
-  const gen::Conv2dSpec spec = conv2d_spec(g, node);
-  if (!lowers_to_winograd(spec, options)) return 0;
-  return winograd_output_offset(spec) + num_elements(gen::winograd_transformed_output_shape(spec)) * 4;
+  const Choice choice = conv_choice(g, node, options);
+  return choice.candidates[choice.chosen].scratch_bytes;
 }
 
 LoweredModel lower_to_halide(const Graph& g, const MemoryPlan& plan, const HalideLoweringOptions& options) {

@@ -1,0 +1,90 @@
+#include "backends/halide/candidates.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "ir/printer.h"
+#include "support/error.h"
+#include "tune/tuning_cache.h"
+
+namespace aotc {
+namespace {
+
+gen::PostOpSpec post_op_spec(const Graph& g, const Node& node, const PostOp& p) {
+  gen::PostOpSpec spec;
+  switch (p.kind) {
+    case PostOpKind::kRelu: spec.kind = gen::PostOpSpec::Kind::kRelu; break;
+    case PostOpKind::kClamp: spec.kind = gen::PostOpSpec::Kind::kClamp; break;
+    case PostOpKind::kHardSwish: spec.kind = gen::PostOpSpec::Kind::kHardSwish; break;
+    case PostOpKind::kSigmoid: spec.kind = gen::PostOpSpec::Kind::kSigmoid; break;
+    case PostOpKind::kTanh: spec.kind = gen::PostOpSpec::Kind::kTanh; break;
+    case PostOpKind::kAffine: spec.kind = gen::PostOpSpec::Kind::kAffine; break;
+    case PostOpKind::kAdd: spec.kind = gen::PostOpSpec::Kind::kAdd; break;
+    case PostOpKind::kMul: spec.kind = gen::PostOpSpec::Kind::kMul; break;
+    case PostOpKind::kPRelu: spec.kind = gen::PostOpSpec::Kind::kPRelu; break;
+  }
+  spec.min = p.min;
+  spec.max = p.max;
+  if (p.input >= 0) spec.operand_shape = g.tensor(node.inputs[static_cast<size_t>(p.input)]).shape;
+  return spec;
+}
+
+}  // namespace
+
+std::string shape_text(const Shape& s) {
+  std::string t;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i > 0) t += 'x';
+    t += std::to_string(s[i]);
+  }
+  return t.empty() ? "scalar" : t;
+}
+
+std::string node_description(const Graph& g, const Node& node) {
+  std::ostringstream os;
+  os << op_signature(node);
+  for (size_t i = 0; i < node.inputs.size(); ++i) os << (i ? ", " : " (") << shape_text(g.tensor(node.inputs[i]).shape);
+  os << ") -> " << shape_text(g.tensor(node.outputs[0]).shape) << " " << print_attrs(node.attrs);
+  for (const PostOp& p : node.epilogue)
+    if (p.kind == PostOpKind::kClamp) os << " clamp[" << p.min << "," << p.max << "]";
+  return os.str();
+}
+
+std::vector<gen::PostOpSpec> epilogue_specs(const Graph& g, const Node& node) {
+  std::vector<gen::PostOpSpec> specs;
+  for (const PostOp& p : node.epilogue) specs.push_back(post_op_spec(g, node, p));
+  return specs;
+}
+
+const Tensor& constant_input(const Graph& g, const Node& node, size_t i, const char* what) {
+  const Tensor& t = g.tensor(node.inputs[i]);
+  if (!t.is_constant())
+    fail(ExitCode::kUnsupported, "node '", node.name, "' (", op_name(node.op), "): its ", what,
+         " is computed at run time; aotc needs it constant");
+  return t;
+}
+
+Choice choose(std::vector<Candidate> candidates, const std::string& key, const TuningCache* cache) {
+  AOTC_CHECK(!candidates.empty(), "no candidate for ", key);
+  Choice choice;
+  choice.candidates = std::move(candidates);
+  const size_t n = choice.candidates.size();
+  choice.measured_us.assign(n, std::nan(""));
+  while (choice.chosen < n && !choice.candidates[choice.chosen].preferred_by_rules) ++choice.chosen;
+  AOTC_CHECK(choice.chosen < n, "no candidate the rules prefer for ", key);
+  choice.by_rules = choice.chosen;
+  choice.by = n == 1 ? "only candidate" : "rules";
+  if (cache == nullptr) return choice;
+  bool all_timed = true;
+  for (size_t i = 0; i < n; ++i) {
+    if (const double* us = cache->time(key, choice.candidates[i].name)) choice.measured_us[i] = *us;
+    else all_timed = false;
+  }
+  if (!all_timed || n == 1) return choice;
+  for (size_t i = 0; i < n; ++i)
+    if (choice.measured_us[i] < choice.measured_us[choice.chosen]) choice.chosen = i;
+  choice.by = "tuning cache";
+  return choice;
+}
+
+}  // namespace aotc

@@ -1,0 +1,79 @@
+// Candidate implementations of a fused group (one node of the optimised
+// graph): each is a sequence of kernel calls, with where each call's arguments
+// come from. An op family offers its candidates in one file
+// (conv_candidates.cpp); the lowering turns the chosen one into calls over the
+// memory plan, and `aotc --tune` (tune/) times every one of them.
+#pragma once
+
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "generators/kernel.h"
+#include "ir/graph.h"
+
+namespace aotc {
+
+struct TuningCache;
+
+// Where one kernel argument's bytes come from.
+struct StepArg {
+  enum class Kind { kTensor, kPacked, kScratch };
+  Kind kind = Kind::kTensor;
+  TensorId tensor = -1;  // kTensor: an input, epilogue operand or output of the node
+  int packed = 0;        // kPacked: index into Candidate::packed
+  int64_t offset = 0;    // kScratch: bytes into the node's scratch
+  Shape shape;           // the dense view the kernel sees (a tensor's own bytes, reshaped)
+};
+
+// One kernel call of a candidate.
+struct KernelStep {
+  std::string key;     // the kernel's description: calls with equal keys share one kernel
+  std::string suffix;  // names the kernel's function ("conv2d", "winograd_gemm")
+  std::string ops;     // the call's ops in the report ("conv2d+relu (winograd gemm)")
+  std::function<gen::Kernel(const Halide::Target&)> build;
+  std::vector<StepArg> args;  // inputs in the kernel's order, then the output
+  double flops = 0;
+};
+
+struct Candidate {
+  std::string name;  // "direct", "pointwise-gemm", "winograd-f4x4": a tuning cache's key
+  std::vector<KernelStep> steps;
+  // Weights in the layouts the steps read, packed when asked: only the chosen
+  // candidate's are packed into the library.
+  std::vector<std::function<gen::PackedWeights()>> packed;
+  int64_t scratch_bytes = 0;  // arena scratch live during the node's step
+  bool preferred_by_rules = false;
+};
+
+// Which candidate a node runs, and why.
+struct Choice {
+  std::vector<Candidate> candidates;
+  size_t chosen = 0;
+  size_t by_rules = 0;  // the first candidate the rules prefer
+  std::string by;       // "rules", "tuning cache" or "only candidate"
+  // Per candidate, the time the tuning cache holds (µs), NaN where it has none.
+  std::vector<double> measured_us;
+};
+
+// Everything a node's kernel code depends on (op, shapes, attributes, epilogue),
+// nothing else: equal descriptions make equal kernels and equal choices.
+std::string node_description(const Graph& g, const Node& node);
+
+// "64x3x7x7", "scalar".
+std::string shape_text(const Shape& s);
+
+// The node's epilogue as the generators take it.
+std::vector<gen::PostOpSpec> epilogue_specs(const Graph& g, const Node& node);
+
+// Input `i` of `node`, which must be constant (weights); throws
+// UserError(kUnsupported) naming the node and `what` otherwise.
+const Tensor& constant_input(const Graph& g, const Node& node, size_t i, const char* what);
+
+// Picks among `candidates` for the node of description `key`: the fastest
+// measured when the cache has a time for every candidate, else the first the
+// rules prefer.
+Choice choose(std::vector<Candidate> candidates, const std::string& key, const TuningCache* cache);
+
+}  // namespace aotc

@@ -1,0 +1,191 @@
+// The conv2d family's candidates: direct convolution (generators/conv2d.h),
+// 1x1 convolutions as a GEMM over flattened pixels (pointwise_conv.h) and 3x3
+// convolutions by Winograd F(4x4, 3x3) (winograd_conv.h), each with its weight
+// packing, its arguments and the arithmetic it counts.
+#include "backends/halide/conv_candidates.h"
+
+#include <optional>
+
+#include "generators/conv2d.h"
+#include "generators/pointwise_conv.h"
+#include "generators/winograd_conv.h"
+#include "ir/printer.h"
+#include "support/error.h"
+
+namespace aotc {
+namespace {
+
+// A conv2d node as the generators take it, with its epilogue.
+gen::Conv2dSpec conv2d_spec(const Graph& g, const Node& node) {
+  const auto& a = node.attr<Conv2dAttrs>();
+  const Tensor& w = constant_input(g, node, 1, "weight");
+  gen::Conv2dSpec spec;
+  spec.input_shape = g.tensor(node.inputs[0]).shape;
+  spec.out_channels = w.shape[0];
+  spec.kernel = {static_cast<int>(w.shape[2]), static_cast<int>(w.shape[3])};
+  spec.stride = a.stride;
+  spec.pad = a.pad;
+  spec.dilation = a.dilation;
+  spec.groups = a.groups;
+  spec.has_bias = node.op_operand_count() == 3;
+  spec.epilogue = epilogue_specs(g, node);
+  return spec;
+}
+
+StepArg tensor_arg(const Graph& g, TensorId id) { return {StepArg::Kind::kTensor, id, 0, 0, g.tensor(id).shape}; }
+StepArg tensor_view(TensorId id, Shape view) { return {StepArg::Kind::kTensor, id, 0, 0, std::move(view)}; }
+StepArg packed_arg(int index) { return {StepArg::Kind::kPacked, -1, index, 0, {}}; }
+StepArg scratch_arg(int64_t offset, Shape shape) { return {StepArg::Kind::kScratch, -1, 0, offset, std::move(shape)}; }
+
+// The bias (if any) and the epilogue operands, as their tensors.
+void bias_and_operand_args(const Graph& g, const Node& node, bool has_bias, std::vector<StepArg>& args) {
+  if (has_bias) args.push_back(tensor_arg(g, node.inputs[2]));
+  for (size_t i = node.op_operand_count(); i < node.inputs.size(); ++i) args.push_back(tensor_arg(g, node.inputs[i]));
+}
+
+Candidate direct(const Graph& g, const Node& node, const gen::Conv2dSpec& spec) {
+  const Tensor& w = constant_input(g, node, 1, "weight");
+  Candidate c;
+  c.name = "direct";
+  c.preferred_by_rules = true;
+  c.packed.push_back([spec, data = w.data] { return gen::pack_conv2d_weights(spec, data->data()); });
+  KernelStep step;
+  step.key = node_description(g, node);
+  step.suffix = op_name(node.op);
+  step.ops = op_signature(node);
+  step.build = [spec](const Halide::Target& t) { return gen::conv2d(spec, t); };
+  step.args = {tensor_arg(g, node.inputs[0]), packed_arg(0)};
+  bias_and_operand_args(g, node, spec.has_bias, step.args);
+  step.args.push_back(tensor_arg(g, node.outputs[0]));
+  const double outputs = static_cast<double>(num_elements(g.tensor(node.outputs[0]).shape));
+  step.flops = 2 * outputs * static_cast<double>(w.shape[1] * w.shape[2] * w.shape[3]) +
+               outputs * static_cast<double>(node.epilogue.size());
+  c.steps.push_back(std::move(step));
+  return c;
+}
+
+// A 1x1 convolution as a GEMM over flattened pixels: the input, output and
+// epilogue operands are passed as [N, C, H*W] views of the same bytes. None
+// when the conv or an epilogue operand does not fit that view.
+std::optional<Candidate> pointwise_gemm(const Graph& g, const Node& node, const gen::Conv2dSpec& conv) {
+  if (conv.kernel != std::array<int, 2>{1, 1} || conv.stride != std::array<int, 2>{1, 1} ||
+      conv.pad != std::array<int, 4>{0, 0, 0, 0} || conv.groups != 1)
+    return std::nullopt;
+  const Tensor& w = constant_input(g, node, 1, "weight");
+  const Shape& x = conv.input_shape;
+  gen::PointwiseConvSpec spec;
+  spec.batch = x[0];
+  spec.in_channels = x[1];
+  spec.pixels = x[2] * x[3];
+  spec.out_channels = conv.out_channels;
+  spec.has_bias = conv.has_bias;
+  spec.epilogue = conv.epilogue;
+  KernelStep step;
+  step.args = {tensor_view(node.inputs[0], {spec.batch, spec.in_channels, spec.pixels}), packed_arg(0)};
+  if (spec.has_bias) step.args.push_back(tensor_arg(g, node.inputs[2]));
+  // Operands of add/mul/prelu broadcast along both of H and W or along
+  // neither flatten with them; affine's [O] vectors are read by channel.
+  size_t operand = node.op_operand_count();
+  for (size_t i = 0; i < node.epilogue.size(); ++i) {
+    const PostOp& p = node.epilogue[i];
+    for (TensorId id : node.post_op_operands(p)) {
+      Shape s = g.tensor(id).shape;
+      if (p.kind != PostOpKind::kAffine) {
+        s.insert(s.begin(), 4 - s.size(), 1);  // NumPy: aligned from the right
+        if ((s[2] == 1) != (s[3] == 1) && x[2] != 1 && x[3] != 1) return std::nullopt;
+        s = {s[0], s[1], s[2] * s[3]};
+        spec.epilogue[i].operand_shape = s;
+      }
+      AOTC_CHECK(node.inputs[operand] == id, "epilogue operands of ", node.name, " out of order");
+      step.args.push_back(tensor_view(node.inputs[operand++], s));
+    }
+  }
+  step.args.push_back(tensor_view(node.outputs[0], {spec.batch, spec.out_channels, spec.pixels}));
+  step.key = node_description(g, node);
+  step.suffix = op_name(node.op);
+  step.ops = op_signature(node);
+  step.build = [spec](const Halide::Target& t) { return gen::pointwise_conv(spec, t); };
+  const double outputs = static_cast<double>(spec.batch * spec.out_channels * spec.pixels);
+  step.flops =
+      2 * outputs * static_cast<double>(spec.in_channels) + outputs * static_cast<double>(node.epilogue.size());
+  Candidate c;
+  c.name = "pointwise-gemm";
+  c.preferred_by_rules = gen::use_pointwise_conv(spec.pixels, spec.out_channels);
+  c.packed.push_back([spec, data = w.data] { return gen::pack_pointwise_conv_weights(spec, data->data()); });
+  c.steps.push_back(std::move(step));
+  return c;
+}
+
+// A 3x3 convolution by Winograd F(4x4, 3x3): input transform, 36 GEMMs, output
+// transform, through the node's scratch, which holds V and then M.
+std::optional<Candidate> winograd(const Graph& g, const Node& node, const gen::Conv2dSpec& spec) {
+  if (!gen::winograd_fits(spec)) return std::nullopt;
+  constexpr int64_t kAlignment = 64;
+  const Shape& x = spec.input_shape;
+  const Shape v_matrix = gen::winograd_transformed_input_shape(spec),
+              m_matrix = gen::winograd_transformed_output_shape(spec);
+  const int64_t m_offset = (num_elements(v_matrix) * 4 + kAlignment - 1) / kAlignment * kAlignment;
+  Candidate c;
+  c.name = "winograd-f4x4";
+  c.preferred_by_rules = gen::use_winograd(spec);
+  c.scratch_bytes = m_offset + num_elements(m_matrix) * 4;
+  c.packed.push_back([spec, data = constant_input(g, node, 1, "weight").data] {
+    return gen::pack_winograd_weights(spec, data->data());
+  });
+  const std::string ops = op_signature(node), attrs = print_attrs(node.attrs);
+  // (tile, channel) pairs each transform handles.
+  const double tile_channels_in = static_cast<double>(num_elements(v_matrix) / gen::kWinogradPoints),
+               tile_channels_out = static_cast<double>(num_elements(m_matrix) / gen::kWinogradPoints);
+
+  // V and M as the transforms see them and as the GEMM sees them: the same bytes.
+  KernelStep input;
+  input.key = "winograd input transform " + shape_text(x) + " -> " +
+              shape_text(gen::winograd_tile_view(spec, x[1])) + " " + attrs;
+  input.suffix = "winograd_input";
+  input.ops = ops + " (winograd input transform)";
+  input.build = [spec](const Halide::Target& t) { return gen::winograd_input_transform(spec, t); };
+  input.args = {tensor_arg(g, node.inputs[0]), scratch_arg(0, gen::winograd_tile_view(spec, x[1]))};
+  input.flops = gen::kWinogradInputTransformFlops * tile_channels_in;
+
+  const gen::PointwiseConvSpec gemm = gen::winograd_gemm_spec(spec);
+  KernelStep products;
+  products.key = "winograd gemm " + shape_text(v_matrix) + " -> " + shape_text(m_matrix);
+  products.suffix = "winograd_gemm";
+  products.ops = ops + " (winograd gemm)";
+  products.build = [gemm](const Halide::Target& t) { return gen::pointwise_conv(gemm, t); };
+  products.args = {scratch_arg(0, v_matrix), packed_arg(0), scratch_arg(m_offset, m_matrix)};
+  products.flops = 2.0 * static_cast<double>(gen::kWinogradPoints * x[1]) * tile_channels_out;
+
+  KernelStep output;
+  output.key = node_description(g, node) + " winograd output transform";
+  output.suffix = "winograd_output";
+  output.ops = ops + " (winograd output transform)";
+  output.build = [spec](const Halide::Target& t) { return gen::winograd_output_transform(spec, t); };
+  output.args = {scratch_arg(m_offset, gen::winograd_tile_view(spec, spec.out_channels))};
+  bias_and_operand_args(g, node, spec.has_bias, output.args);
+  output.args.push_back(tensor_arg(g, node.outputs[0]));
+  output.flops = gen::kWinogradOutputTransformFlops * tile_channels_out +
+                 static_cast<double>(num_elements(g.tensor(node.outputs[0]).shape)) *
+                     static_cast<double>(node.epilogue.size());
+  c.steps = {std::move(input), std::move(products), std::move(output)};
+  return c;
+}
+
+}  // namespace
+
+std::vector<Candidate> conv_candidates(const Graph& g, const Node& node, const HalideLoweringOptions& options) {
+  AOTC_CHECK(node.op == OpKind::Conv2d, "conv_candidates of a ", op_name(node.op), " node");
+  const gen::Conv2dSpec spec = conv2d_spec(g, node);
+  std::vector<Candidate> candidates;
+  if (std::optional<Candidate> c = pointwise_gemm(g, node, spec)) candidates.push_back(std::move(*c));
+  if (options.winograd)
+    if (std::optional<Candidate> c = winograd(g, node, spec)) candidates.push_back(std::move(*c));
+  candidates.push_back(direct(g, node, spec));
+  return candidates;
+}
+
+Choice conv_choice(const Graph& g, const Node& node, const HalideLoweringOptions& options) {
+  return choose(conv_candidates(g, node, options), node_description(g, node), options.tuning);
+}
+
+}  // namespace aotc

@@ -1,0 +1,76 @@
+#!/usr/bin/python3
+"""Libraries whose implementations a tuning cache chose, against the reference evaluator.
+
+aotc compiles MODEL three times: by its rules; with --tune (times measured on this machine);
+and with a tuning cache written here that makes, for every node with more than one
+candidate, a candidate the rules do not choose the fastest. The third library must run
+those other candidates (its report says so, "by": "tuning cache"). Each library is linked
+into tools/run_library.c and run on one fresh random input; its outputs must be within
+1e-4 of the largest reference output magnitude of `aotc MODEL --emit=run --passes=` (the
+reference evaluator on the unoptimised graph).
+
+  tuned_choices.py --aotc AOTC --harness run_library.c --workdir DIR --model MODEL.air
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from model_runs import random_inputs, run
+
+TOLERANCE = 1e-4
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    for flag in ("--aotc", "--harness", "--workdir", "--model"):
+        p.add_argument(flag, type=Path, required=True)
+    args = p.parse_args()
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    name = args.model.stem
+
+    inputs = random_inputs(args.aotc, args.model, args.workdir)
+    reference_file = args.workdir / "reference.bin"
+    run([args.aotc, args.model, "--emit=run", "--passes=", "-o", reference_file, *sum([["--input", i] for i in inputs], [])])
+    reference = np.fromfile(reference_file, dtype="<f4")
+
+    def build(label, *options):
+        out = args.workdir / label
+        run([args.aotc, args.model, "--emit=lib", "-o", out, *options])
+        exe = args.workdir / f"run_{label}"
+        run(["cc", "-std=c11", "-O2", f"-DAOTC_MODEL={name}", "-I", out, args.harness, out / f"lib{name}.a",
+             "-lpthread", "-ldl", "-lm", "-o", exe])
+        result = args.workdir / f"{label}.bin"
+        run([exe, result, *inputs])
+        error = float(np.max(np.abs(np.fromfile(result, dtype="<f4") - reference)))
+        scale = max(float(np.max(np.abs(reference))), 1.0)
+        print(f"{label}: max error {error:.3g} of scale {scale:.3g}")
+        if not error <= TOLERANCE * scale:
+            raise SystemExit(f"FAILED: the {label} library differs from the reference evaluator by {error}")
+        return json.loads((out / f"{name}.report.json").read_text())
+
+    rules = build("rules")
+    build("tuned", "--tune")
+    choices = [c for c in rules["choices"] if len(c["candidates"]) > 1]
+    if not choices:
+        raise SystemExit(f"FAILED: {args.model} has no node with more than one candidate")
+    # Every candidate but the rules' choice takes 1 µs, the rules' choice 2.
+    entries = [{"kernel": c["kernel"],
+                "times_us": {o["name"]: 2.0 if o["name"] == c["chosen"] else 1.0 for o in c["candidates"]}}
+               for c in choices]
+    cache = args.workdir / "other_choices.json"
+    cache.write_text(json.dumps({"format": "aotc tuning cache", "version": 1, "target": rules["target"],
+                                 "threads": 1, "entries": entries}))
+    other = build("other_choices", "--tuning-cache", cache)
+    for before, after in zip(rules["choices"], other["choices"]):
+        if len(before["candidates"]) > 1 and (after["chosen"] == before["chosen"] or after["by"] != "tuning cache"):
+            raise SystemExit(f"FAILED: {after['node']} still runs {after['chosen']} ({after['by']})")
+        print(f"{after['node']}: {before['chosen']} -> {after['chosen']}")
+    print("PASSED")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,237 @@
+// Tests of the conv2d candidates, the choice among them (rules or tuning
+// cache), the tuning cache file, and tune() measuring what the cache lacks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "backends/halide/conv_candidates.h"
+#include "ir/parser.h"
+#include "support/error.h"
+#include "tune/tune.h"
+#include "tune/tuning_cache.h"
+
+namespace aotc {
+namespace {
+
+// One conv2d node `%y` of x[1, c, h, h] with `o` output channels, kernel k,
+// padding (k-1)/2, `groups`, and `epilogue` text appended (e.g. a relu node).
+Graph conv_graph(int c, int h, int o, int k, int groups = 1) {
+  std::ostringstream os;
+  const int p = (k - 1) / 2;
+  os << "graph g {\n"
+     << "  input %x: f32[1," << c << "," << h << "," << h << "]\n"
+     << "  const %w: f32[" << o << "," << c / groups << "," << k << "," << k << "] = random(1)\n"
+     << "  %y = conv2d(%x, %w) {stride=[1,1], pad=[" << p << "," << p << "," << p << "," << p
+     << "], dilation=[1,1], groups=" << groups << "}: f32[1," << o << "," << h << "," << h << "]\n"
+     << "  output %y\n}\n";
+  return parse_graph(os.str(), "test.air");
+}
+
+std::vector<std::string> names(const std::vector<Candidate>& candidates) {
+  std::vector<std::string> n;
+  for (const Candidate& c : candidates) n.push_back(c.name);
+  return n;
+}
+
+const std::string kTarget = "x86-64-linux-avx2-fma";
+
+TEST(ConvCandidates, OfferedWhereTheyApply) {
+  const Graph c3 = conv_graph(16, 28, 32, 3);
+  EXPECT_EQ(names(conv_candidates(c3, c3.nodes[0], {})), (std::vector<std::string>{"winograd-f4x4", "direct"}));
+  EXPECT_EQ(names(conv_candidates(c3, c3.nodes[0], {.winograd = false})), (std::vector<std::string>{"direct"}));
+  const Graph c1 = conv_graph(32, 56, 48, 1);
+  EXPECT_EQ(names(conv_candidates(c1, c1.nodes[0], {})), (std::vector<std::string>{"pointwise-gemm", "direct"}));
+  const Graph dw = conv_graph(32, 28, 32, 3, 32);
+  EXPECT_EQ(names(conv_candidates(dw, dw.nodes[0], {})), (std::vector<std::string>{"direct"}));
+  const Graph c5 = conv_graph(16, 28, 32, 5);
+  EXPECT_EQ(names(conv_candidates(c5, c5.nodes[0], {})), (std::vector<std::string>{"direct"}));
+}
+
+TEST(ConvCandidates, RulesChooseAsMeasured) {
+  const Graph c3 = conv_graph(16, 28, 32, 3);
+  Choice choice = conv_choice(c3, c3.nodes[0], {});
+  EXPECT_EQ(choice.candidates[choice.chosen].name, "winograd-f4x4");
+  EXPECT_EQ(choice.by, "rules");
+  EXPECT_TRUE(std::isnan(choice.measured_us[0]) && std::isnan(choice.measured_us[1]));
+  // 7x7 maps run faster with conv2d's vectorise-channels tiles; 56x56 as a GEMM.
+  const Graph small = conv_graph(64, 7, 64, 1), large = conv_graph(32, 56, 48, 1);
+  choice = conv_choice(small, small.nodes[0], {});
+  EXPECT_EQ(choice.candidates[choice.chosen].name, "direct");
+  choice = conv_choice(large, large.nodes[0], {});
+  EXPECT_EQ(choice.candidates[choice.chosen].name, "pointwise-gemm");
+  const Graph dw = conv_graph(32, 28, 32, 3, 32);
+  EXPECT_EQ(conv_choice(dw, dw.nodes[0], {}).by, "only candidate");
+}
+
+TEST(ConvCandidates, TuningCacheChoosesTheFastestWhenItTimesEveryCandidate) {
+  const Graph c3 = conv_graph(16, 28, 32, 3);
+  const std::string key = node_description(c3, c3.nodes[0]);
+  TuningCache cache;
+  cache.target = kTarget;
+  cache.times_us[key]["direct"] = 50;
+  const HalideLoweringOptions options{.winograd = true, .tuning = &cache};
+  // Winograd untimed: the rules choose, and the report still sees direct's time.
+  Choice choice = conv_choice(c3, c3.nodes[0], options);
+  EXPECT_EQ(choice.by, "rules");
+  EXPECT_EQ(choice.candidates[choice.chosen].name, "winograd-f4x4");
+  EXPECT_EQ(choice.measured_us[1], 50);
+  EXPECT_GT(halide_scratch_bytes(c3, c3.nodes[0], options), 0);
+
+  cache.times_us[key]["winograd-f4x4"] = 80;
+  choice = conv_choice(c3, c3.nodes[0], options);
+  EXPECT_EQ(choice.by, "tuning cache");
+  EXPECT_EQ(choice.candidates[choice.chosen].name, "direct");
+  EXPECT_EQ(choice.candidates[choice.by_rules].name, "winograd-f4x4");
+  EXPECT_EQ(choice.measured_us[0], 80);
+  // Direct needs no scratch: the memory plan follows the choice.
+  EXPECT_EQ(halide_scratch_bytes(c3, c3.nodes[0], options), 0);
+
+  cache.times_us[key]["winograd-f4x4"] = 50;  // a tie keeps the rules' choice
+  choice = conv_choice(c3, c3.nodes[0], options);
+  EXPECT_EQ(choice.candidates[choice.chosen].name, "winograd-f4x4");
+  EXPECT_EQ(choice.by, "tuning cache");
+}
+
+TEST(ConvCandidates, PointwiseViewsNeedOperandsThatFlatten) {
+  // An add operand broadcast along W only cannot be viewed as [N, C, H*W].
+  const Graph g = parse_graph(R"(graph g {
+  input %x: f32[1,16,16,16]
+  input %r: f32[1,32,16,1]
+  const %w: f32[32,16,1,1] = random(1)
+  %c = conv2d(%x, %w) {stride=[1,1], pad=[0,0,0,0], dilation=[1,1], groups=1}: f32[1,32,16,16]
+  %y = add(%c, %r): f32[1,32,16,16]
+  output %y
+}
+)",
+                              "test.air");
+  Graph fused = g;
+  fused.nodes[0].epilogue.push_back({.kind = PostOpKind::kAdd, .input = 2});
+  fused.nodes[0].inputs.push_back(fused.nodes[1].inputs[1]);
+  fused.nodes[0].outputs = fused.nodes[1].outputs;
+  fused.nodes.pop_back();
+  EXPECT_EQ(names(conv_candidates(fused, fused.nodes[0], {})), (std::vector<std::string>{"direct"}));
+}
+
+class TuningCacheFile : public ::testing::Test {
+ protected:
+  // One file per test: ctest runs the tests of this binary side by side.
+  std::string path = ::testing::TempDir() + "aotc_tuning_cache_" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".json";
+  void write(const std::string& text) { std::ofstream(path) << text; }
+  void TearDown() override { std::remove(path.c_str()); }
+};
+
+TEST_F(TuningCacheFile, RoundTrips) {
+  TuningCache cache;
+  cache.target = kTarget;
+  cache.times_us["conv2d (1x16x8x8, 16x16x3x3) -> 1x16x8x8 {}"] = {{"direct", 12.5}, {"winograd-f4x4", 9.25}};
+  cache.times_us["other"] = {{"direct", 1}};
+  write(tuning_cache_json(cache));
+  std::ostringstream messages;
+  const TuningCache read = read_tuning_cache(path, kTarget, messages);
+  EXPECT_EQ(read.target, kTarget);
+  EXPECT_EQ(read.times_us, cache.times_us);
+  EXPECT_EQ(messages.str(), "");
+  ASSERT_NE(read.time("other", "direct"), nullptr);
+  EXPECT_EQ(*read.time("other", "direct"), 1);
+  EXPECT_EQ(read.time("other", "winograd-f4x4"), nullptr);
+  EXPECT_EQ(read.time("missing", "direct"), nullptr);
+}
+
+TEST_F(TuningCacheFile, AnotherTargetOrVersionIsIgnoredWithAMessage) {
+  TuningCache cache;
+  cache.target = "arm-64-linux";
+  cache.times_us["k"] = {{"direct", 3}};
+  write(tuning_cache_json(cache));
+  std::ostringstream messages;
+  TuningCache read = read_tuning_cache(path, kTarget, messages);
+  EXPECT_TRUE(read.times_us.empty());
+  EXPECT_EQ(read.target, kTarget);
+  EXPECT_NE(messages.str().find("measured for target arm-64-linux, not " + kTarget + ": ignored"), std::string::npos)
+      << messages.str();
+
+  std::string text = tuning_cache_json(cache);
+  text.replace(text.find("\"version\": 1"), 12, "\"version\": 2");
+  write(text);
+  messages.str("");
+  read = read_tuning_cache(path, "arm-64-linux", messages);
+  EXPECT_TRUE(read.times_us.empty());
+  EXPECT_NE(messages.str().find("tuning cache version 2, not 1: ignored"), std::string::npos) << messages.str();
+}
+
+TEST_F(TuningCacheFile, MalformedFilesAreRefused) {
+  const std::string valid_head = R"({"format": "aotc tuning cache", "version": 1, "target": ")" + kTarget + "\", ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{not json", "not a JSON object"},
+      {R"({"format": "something else", "version": 1})", "no \"format\""},
+      {R"({"format": "aotc tuning cache"})", "no integer \"version\""},
+      {valid_head + R"("entries": 3})", "no \"entries\" array"},
+      {valid_head + R"("entries": [{"kernel": "k"}]})", "entries[0] needs"},
+      {valid_head + R"("entries": [{"kernel": "k", "times_us": {"direct": -1}}]})",
+       "entries[0].times_us.direct is not a positive number"},
+      {valid_head + R"("entries": [{"kernel": "k", "times_us": {"direct": "fast"}}]})",
+       "entries[0].times_us.direct is not a positive number"},
+  };
+  for (const auto& [text, expected] : cases) {
+    write(text);
+    std::ostringstream messages;
+    try {
+      (void)read_tuning_cache(path, kTarget, messages);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const UserError& e) {
+      EXPECT_EQ(e.code(), ExitCode::kUsage);
+      EXPECT_NE(std::string(e.what()).find(path + ": not an aotc tuning cache: " + expected), std::string::npos)
+          << e.what();
+    }
+  }
+  std::ostringstream messages;
+  try {
+    (void)read_tuning_cache(path + ".missing", kTarget, messages);
+    ADD_FAILURE() << "read a missing file";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.code(), ExitCode::kIo);
+  }
+}
+
+// tune() JIT-compiles and times every candidate of a node on this machine.
+TEST(Tune, TimesEveryCandidateOfWhatTheCacheLacks) {
+  const Graph g = parse_graph(R"(graph g {
+  input %x: f32[1,16,12,12]
+  const %w1: f32[16,16,3,3] = random(1)
+  const %b1: f32[16] = random(2)
+  const %w2: f32[24,16,1,1] = random(3)
+  const %wd: f32[24,1,3,3] = random(4)
+  %c1 = conv2d(%x, %w1, %b1) {stride=[1,1], pad=[1,1,1,1], dilation=[1,1], groups=1}: f32[1,16,12,12]
+  %c2 = conv2d(%c1, %w2) {stride=[1,1], pad=[0,0,0,0], dilation=[1,1], groups=1}: f32[1,24,12,12]
+  %c3 = conv2d(%c2, %wd) {stride=[1,1], pad=[1,1,1,1], dilation=[1,1], groups=24}: f32[1,24,12,12]
+  output %c3
+}
+)",
+                              "test.air");
+  const std::string host = halide_target_string("host");
+  TuningCache cache;
+  cache.target = host;
+  std::ostringstream log;
+  tune(g, {}, host, cache, log);
+  ASSERT_EQ(cache.times_us.size(), 2u) << log.str();  // the depthwise conv has one candidate
+  for (const Node& node : {g.nodes[0], g.nodes[1]}) {
+    for (const Candidate& c : conv_candidates(g, node, {})) {
+      const double* us = cache.time(node_description(g, node), c.name);
+      ASSERT_NE(us, nullptr) << c.name;
+      EXPECT_GT(*us, 0);
+    }
+  }
+  EXPECT_NE(log.str().find("aotc: tune c1: winograd-f4x4 "), std::string::npos) << log.str();
+
+  // A complete cache measures nothing again.
+  const TuningCache before = cache;
+  std::ostringstream again;
+  tune(g, {}, host, cache, again);
+  EXPECT_EQ(again.str(), "");
+  EXPECT_EQ(cache.times_us, before.times_us);
+}
+
+}  // namespace
+}  // namespace aotc
