@@ -25,21 +25,24 @@ std::string to_string(const Shape& shape) {
 }
 
 namespace {
-struct OpNameEntry {
+struct OpEntry {
   OpKind op;
   const char* name;
+  OpClass op_class;
 };
-constexpr OpNameEntry kOpNames[] = {
-#define AOTC_X(e, s) {OpKind::e, s},
+constexpr OpEntry kOps[] = {
+#define AOTC_X(e, s, c) {OpKind::e, s, OpClass::c},
     AOTC_OP_KINDS(AOTC_X)
 #undef AOTC_X
 };
 }  // namespace
 
-const char* op_name(OpKind op) { return kOpNames[static_cast<size_t>(op)].name; }
+const char* op_name(OpKind op) { return kOps[static_cast<size_t>(op)].name; }
+
+OpClass op_class(OpKind op) { return kOps[static_cast<size_t>(op)].op_class; }
 
 bool op_from_name(const std::string& name, OpKind* op) {
-  for (const auto& e : kOpNames) {
+  for (const auto& e : kOps) {
     if (name == e.name) {
       *op = e.op;
       return true;

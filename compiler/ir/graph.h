@@ -48,42 +48,57 @@ struct Tensor {
   bool is_constant() const { return data != nullptr; }
 };
 
-// The operator set. X(enumerator, printed name).
-#define AOTC_OP_KINDS(X)                       \
-  X(Conv2d, "conv2d")                          \
-  X(BatchNorm, "batch_norm")                   \
-  X(Affine, "affine")                          \
-  X(Relu, "relu")                              \
-  X(Clamp, "clamp")                            \
-  X(HardSwish, "hardswish")                    \
-  X(Sigmoid, "sigmoid")                        \
-  X(Add, "add")                                \
-  X(Mul, "mul")                                \
-  X(MaxPool2d, "max_pool2d")                   \
-  X(AvgPool2d, "avg_pool2d")                   \
-  X(AdaptiveAvgPool2d, "adaptive_avg_pool2d")  \
-  X(GlobalAvgPool, "global_avg_pool")          \
-  X(Linear, "linear")                          \
-  X(Flatten, "flatten")                        \
-  X(Reshape, "reshape")                        \
-  X(Concat, "concat")                          \
-  X(Dropout, "dropout")                        \
-  X(Softmax, "softmax")                        \
-  X(Pad, "pad")                                \
-  X(Tanh, "tanh")                              \
-  X(PRelu, "prelu")                            \
-  X(Transpose, "transpose")                    \
-  X(ResizeBilinear, "resize_bilinear")         \
-  X(ResizeNearest, "resize_nearest")           \
-  X(ConvTranspose2d, "conv_transpose2d")       \
-  X(DepthToSpace, "depth_to_space")
+// What the memory planner and the backends need to know of an op's data flow.
+enum class OpClass : uint8_t {
+  kOther,
+  // Each output element is computed from the operands' elements at its own
+  // position (broadcast, NumPy rules): the Halide backend lowers these with the
+  // elementwise generator, which reads an operand element only to write that
+  // position, so the memory plan may write the output over an operand.
+  kElementwise,
+  // The same for the first operand; the others are per-channel parameters.
+  kElementwiseWithParameters,
+  // The output is the input's bytes under another shape.
+  kAlias,
+};
+
+// The operator set, one table: X(enumerator, printed name, OpClass).
+#define AOTC_OP_KINDS(X)                                           \
+  X(Conv2d, "conv2d", kOther)                                      \
+  X(BatchNorm, "batch_norm", kElementwiseWithParameters)           \
+  X(Affine, "affine", kElementwiseWithParameters)                  \
+  X(Relu, "relu", kElementwise)                                    \
+  X(Clamp, "clamp", kElementwise)                                  \
+  X(HardSwish, "hardswish", kElementwise)                          \
+  X(Sigmoid, "sigmoid", kElementwise)                              \
+  X(Add, "add", kElementwise)                                      \
+  X(Mul, "mul", kElementwise)                                      \
+  X(MaxPool2d, "max_pool2d", kOther)                               \
+  X(AvgPool2d, "avg_pool2d", kOther)                               \
+  X(AdaptiveAvgPool2d, "adaptive_avg_pool2d", kOther)              \
+  X(GlobalAvgPool, "global_avg_pool", kOther)                      \
+  X(Linear, "linear", kOther)                                      \
+  X(Flatten, "flatten", kAlias)                                    \
+  X(Reshape, "reshape", kAlias)                                    \
+  X(Concat, "concat", kOther)                                      \
+  X(Dropout, "dropout", kAlias)                                    \
+  X(Softmax, "softmax", kOther)                                    \
+  X(Pad, "pad", kOther)                                            \
+  X(Tanh, "tanh", kElementwise)                                    \
+  X(PRelu, "prelu", kElementwise)                                  \
+  X(Transpose, "transpose", kOther)                                \
+  X(ResizeBilinear, "resize_bilinear", kOther)                     \
+  X(ResizeNearest, "resize_nearest", kOther)                       \
+  X(ConvTranspose2d, "conv_transpose2d", kOther)                   \
+  X(DepthToSpace, "depth_to_space", kOther)
 
 enum class OpKind : uint8_t {
-#define AOTC_X(e, s) e,
+#define AOTC_X(e, s, c) e,
   AOTC_OP_KINDS(AOTC_X)
 #undef AOTC_X
 };
 
+OpClass op_class(OpKind op);
 const char* op_name(OpKind op);
 // Returns false if `name` is not an op name.
 bool op_from_name(const std::string& name, OpKind* op);

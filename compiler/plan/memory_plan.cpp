@@ -19,10 +19,7 @@ int64_t tensor_bytes(const Tensor& t) {
   return num_elements(t.shape) * static_cast<int64_t>(sizeof(float));
 }
 
-// Ops whose output is their input's bytes under another shape.
-bool is_alias_op(OpKind op) {
-  return op == OpKind::Reshape || op == OpKind::Flatten || op == OpKind::Dropout;
-}
+bool is_alias_op(OpKind op) { return op_class(op) == OpClass::kAlias; }
 
 // Where a tensor sits inside a concat's output: `root` is a concat output that
 // owns its bytes (not itself a slice), `offset` bytes into it.
@@ -100,19 +97,13 @@ std::vector<Slice> place_concat_slices(const Graph& g, const std::vector<bool>& 
 // epilogue operands are never overwritten in place.
 bool reads_elementwise(const Node& node, size_t index) {
   if (index >= node.op_operand_count()) return false;
-  switch (node.op) {
-    case OpKind::Relu:
-    case OpKind::Clamp:
-    case OpKind::HardSwish:
-    case OpKind::Sigmoid:
-    case OpKind::Tanh:
-    case OpKind::Affine:
-    case OpKind::BatchNorm: return index == 0;  // the rest are per-channel parameters
-    case OpKind::Add:
-    case OpKind::Mul:
-    case OpKind::PRelu: return true;
-    default: return false;
+  switch (op_class(node.op)) {
+    case OpClass::kElementwise: return true;
+    case OpClass::kElementwiseWithParameters: return index == 0;
+    case OpClass::kOther:
+    case OpClass::kAlias: return false;
   }
+  return false;
 }
 
 // A range of arena bytes used by one or more tensors that share it over time.

@@ -234,6 +234,65 @@ class Lowering {
     model_.choices.push_back(std::move(record));
   }
 
+  // An elementwise op (OpClass::kElementwise, kElementwiseWithParameters) with
+  // the elementwise generator, whose guarded tails the memory plan's in-place
+  // outputs rely on.
+  void lower_elementwise(const Node& node) {
+    gen::ElementwiseSpec spec;
+    switch (node.op) {
+      case OpKind::Relu: spec.kind = gen::ElementwiseSpec::Kind::kRelu; break;
+      case OpKind::Clamp:
+        spec.kind = gen::ElementwiseSpec::Kind::kClamp;
+        spec.min = node.attr<ClampAttrs>().min;
+        spec.max = node.attr<ClampAttrs>().max;
+        break;
+      case OpKind::HardSwish: spec.kind = gen::ElementwiseSpec::Kind::kHardSwish; break;
+      case OpKind::Sigmoid: spec.kind = gen::ElementwiseSpec::Kind::kSigmoid; break;
+      case OpKind::Tanh: spec.kind = gen::ElementwiseSpec::Kind::kTanh; break;
+      case OpKind::Affine: spec.kind = gen::ElementwiseSpec::Kind::kAffine; break;
+      case OpKind::Add: spec.kind = gen::ElementwiseSpec::Kind::kAdd; break;
+      case OpKind::Mul: spec.kind = gen::ElementwiseSpec::Kind::kMul; break;
+      case OpKind::PRelu: spec.kind = gen::ElementwiseSpec::Kind::kPRelu; break;
+      default: AOTC_CHECK(false, "no elementwise kernel for op ", op_name(node.op));
+    }
+    std::vector<BufferRef> args;
+    for (size_t i = 0; i < node.op_operand_count(); ++i) {
+      spec.input_shapes.push_back(g_.tensor(node.inputs[i]).shape);
+      args.push_back(ref(node.inputs[i]));
+    }
+    spec.output_shape = g_.tensor(node.outputs[0]).shape;
+    spec.epilogue = epilogue(node);
+    epilogue_args(node, args);
+    args.push_back(ref(node.outputs[0]));
+    const double outputs = static_cast<double>(num_elements(spec.output_shape));
+    add_node_call(node, std::move(args), outputs * static_cast<double>(1 + node.epilogue.size()),
+                  [spec](const Halide::Target& t) { return gen::elementwise(spec, t); });
+  }
+
+  // Reshape, flatten, dropout (OpClass::kAlias): free when the memory plan let
+  // the output share the input's bytes (never with an epilogue); a copy
+  // otherwise, which applies the epilogue.
+  void lower_alias(const Node& node) {
+    if (aliased(node)) return;
+    const TensorId out = node.outputs[0];
+    const Shape& out_shape = g_.tensor(out).shape;
+    if (node.epilogue.empty()) {
+      add_copy(g_.tensor(out).name, ref(node.inputs[0], out_shape), ref(out));
+      return;
+    }
+    gen::ElementwiseSpec spec;
+    spec.kind = gen::ElementwiseSpec::Kind::kCopy;
+    spec.input_shapes = {out_shape};
+    spec.output_shape = out_shape;
+    spec.epilogue = epilogue(node);
+    std::vector<BufferRef> args = {ref(node.inputs[0], out_shape)};
+    epilogue_args(node, args);
+    args.push_back(ref(out));
+    add_node_call(node, std::move(args),
+                  static_cast<double>(num_elements(out_shape)) * static_cast<double>(node.epilogue.size()),
+                  [spec](const Halide::Target& t) { return gen::elementwise(spec, t); });
+  }
+
   // A concat whose output the memory plan laid out as slices: the inputs that
   // their producers already wrote in place cost nothing; the others are copied
   // into their slices. Returns false when the plan made no slices for it.
@@ -270,6 +329,15 @@ class Lowering {
 };
 
 void Lowering::lower_node(const Node& node) {
+  if (node.op == OpKind::BatchNorm)
+    fail(ExitCode::kUnsupported, "node '", node.name,
+         "' (batch_norm): code generation needs batch_norm folded or made affine (keep the fold-batch-norm pass on)");
+  switch (op_class(node.op)) {
+    case OpClass::kElementwise:
+    case OpClass::kElementwiseWithParameters: lower_elementwise(node); return;
+    case OpClass::kAlias: lower_alias(node); return;
+    case OpClass::kOther: break;
+  }
   const TensorId out = node.outputs[0];
   const Shape& out_shape = g_.tensor(out).shape;
   const double out_elements = static_cast<double>(num_elements(out_shape));
@@ -347,65 +415,6 @@ void Lowering::lower_node(const Node& node) {
       args.push_back(ref(out));
       add_node_call(node, std::move(args), out_elements * window + epilogue_flops,
                [spec](const Halide::Target& t) { return gen::pool2d(spec, t); });
-      return;
-    }
-    case OpKind::Relu:
-    case OpKind::Clamp:
-    case OpKind::HardSwish:
-    case OpKind::Sigmoid:
-    case OpKind::Tanh:
-    case OpKind::Affine:
-    case OpKind::Add:
-    case OpKind::Mul:
-    case OpKind::PRelu: {
-      gen::ElementwiseSpec spec;
-      switch (node.op) {
-        case OpKind::Relu: spec.kind = gen::ElementwiseSpec::Kind::kRelu; break;
-        case OpKind::Clamp:
-          spec.kind = gen::ElementwiseSpec::Kind::kClamp;
-          spec.min = node.attr<ClampAttrs>().min;
-          spec.max = node.attr<ClampAttrs>().max;
-          break;
-        case OpKind::HardSwish: spec.kind = gen::ElementwiseSpec::Kind::kHardSwish; break;
-        case OpKind::Sigmoid: spec.kind = gen::ElementwiseSpec::Kind::kSigmoid; break;
-        case OpKind::Tanh: spec.kind = gen::ElementwiseSpec::Kind::kTanh; break;
-        case OpKind::Affine: spec.kind = gen::ElementwiseSpec::Kind::kAffine; break;
-        case OpKind::Add: spec.kind = gen::ElementwiseSpec::Kind::kAdd; break;
-        case OpKind::PRelu: spec.kind = gen::ElementwiseSpec::Kind::kPRelu; break;
-        default: spec.kind = gen::ElementwiseSpec::Kind::kMul; break;
-      }
-      for (size_t i = 0; i < node.op_operand_count(); ++i) {
-        spec.input_shapes.push_back(g_.tensor(node.inputs[i]).shape);
-        args.push_back(ref(node.inputs[i]));
-      }
-      spec.output_shape = out_shape;
-      spec.epilogue = epilogue(node);
-      epilogue_args(node, args);
-      args.push_back(ref(out));
-      add_node_call(node, std::move(args), out_elements + epilogue_flops,
-               [spec](const Halide::Target& t) { return gen::elementwise(spec, t); });
-      return;
-    }
-    case OpKind::Reshape:
-    case OpKind::Flatten:
-    case OpKind::Dropout: {
-      // Free when the memory plan let the output share the input's bytes (never
-      // with an epilogue); a copy otherwise, which applies the epilogue.
-      if (aliased(node)) return;
-      if (node.epilogue.empty()) {
-        add_copy(g_.tensor(out).name, ref(node.inputs[0], out_shape), ref(out));
-        return;
-      }
-      gen::ElementwiseSpec spec;
-      spec.kind = gen::ElementwiseSpec::Kind::kCopy;
-      spec.input_shapes = {out_shape};
-      spec.output_shape = out_shape;
-      spec.epilogue = epilogue(node);
-      args.push_back(ref(node.inputs[0], out_shape));
-      epilogue_args(node, args);
-      args.push_back(ref(out));
-      add_node_call(node, std::move(args), epilogue_flops,
-                    [spec](const Halide::Target& t) { return gen::elementwise(spec, t); });
       return;
     }
     case OpKind::Concat: {
@@ -489,9 +498,7 @@ void Lowering::lower_node(const Node& node) {
                [spec](const Halide::Target& t) { return gen::depth_to_space(spec, t); });
       return;
     }
-    case OpKind::BatchNorm:
-      fail(ExitCode::kUnsupported, "node '", node.name,
-           "' (batch_norm): code generation needs batch_norm folded or made affine (keep the fold-batch-norm pass on)");
+    default: break;
   }
   AOTC_CHECK(false, "no lowering for op ", op_name(node.op));
 }
