@@ -441,6 +441,24 @@ PackedWeights pack_conv2d_weights(const Conv2dSpec& spec, const float* oihw) {
   return packed;
 }
 
+ScheduleShape conv2d_schedule_shape(const Conv2dSpec& spec, const Halide::Target& target) {
+  const Geometry g = geometry(spec);
+  const Plan p = plan_tiles(spec, g, target);
+  // Output values over the values the register tiles compute, along one extent.
+  auto use = [](int64_t extent, int64_t tile) {
+    return static_cast<double>(extent) / static_cast<double>(round_up(extent, tile));
+  };
+  // Vectors narrower than the target's leave the rest of its lanes idle.
+  const double row_use = use(g.ow, p.tile_w) * p.lanes / native_lanes(target);
+  switch (p.kind) {
+    case Plan::Kind::kVectorizeWidth: return {"vectorize-width", row_use};
+    case Plan::Kind::kVectorizeChannels:
+      return {"vectorize-channels", row_use * use(g.oh, p.tile_rows) * use(g.out_per_group, p.channel_tile)};
+    case Plan::Kind::kDepthwise: return {"depthwise", row_use * use(g.oh, p.tile_rows)};
+  }
+  return {};
+}
+
 Kernel conv2d(const Conv2dSpec& spec, const Halide::Target& target) {
   const Geometry g = geometry(spec);
   Plan plan = plan_tiles(spec, g, target);

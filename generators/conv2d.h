@@ -47,4 +47,8 @@ PackedWeights pack_conv2d_weights(const Conv2dSpec& spec, const float* oihw);
 
 Kernel conv2d(const Conv2dSpec& spec, const Halide::Target& target);
 
+// The schedule conv2d() picks for `spec` on `target`, as a cost model sees it:
+// family "vectorize-width", "vectorize-channels" or "depthwise".
+ScheduleShape conv2d_schedule_shape(const Conv2dSpec& spec, const Halide::Target& target);
+
 }  // namespace aotc::gen

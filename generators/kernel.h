@@ -52,6 +52,15 @@ struct Kernel {
   std::string schedule;  // one line naming the schedule and its knobs, for the report
 };
 
+// What a cost model needs to know of the schedule a generator picks for one
+// layer: its family, and the fraction of the target's vector lanes it keeps
+// busy with output values (the rest are register-tile padding past a row's or
+// a channel block's end, or lanes of vectors narrower than the target's).
+struct ScheduleShape {
+  std::string family;
+  double lane_use = 1;
+};
+
 // Weights rearranged at compile time into the layout a kernel's schedule reads.
 struct PackedWeights {
   Shape shape;  // the dense shape of the buffer the kernel expects, outermost first

@@ -51,7 +51,26 @@ int pixel_vectors(const PointwiseConvSpec& s, int lanes, int max_vectors) {
   return best;
 }
 
+// Pixels per register tile, and the lanes of its vectors.
+struct PixelTile {
+  int lanes, vectors;
+};
+PixelTile pixel_tile(const PointwiseConvSpec& s, const Halide::Target& target) {
+  const int lanes = lanes_for_extent(s.pixels, native_lanes(target));
+  const int64_t max_vectors = std::clamp<int64_t>(accumulator_registers(target) / block_size(s), 1, s.pixels / lanes);
+  return {lanes, pixel_vectors(s, lanes, static_cast<int>(max_vectors))};
+}
+
 }  // namespace
+
+ScheduleShape pointwise_conv_schedule_shape(const PointwiseConvSpec& spec, const Halide::Target& target) {
+  require_valid(spec);
+  const PixelTile t = pixel_tile(spec, target);
+  const int64_t tile = int64_t{t.lanes} * t.vectors;
+  // Vectors narrower than the target's leave the rest of its lanes idle.
+  return {"pointwise", static_cast<double>(spec.pixels) / static_cast<double>((spec.pixels + tile - 1) / tile * tile) *
+                           t.lanes / native_lanes(target)};
+}
 
 bool use_pointwise_conv(int64_t pixels, int64_t out_channels) {
   // conv2d's vectorise-channels tiles need 16 channels to a block; without
@@ -98,9 +117,7 @@ Kernel pointwise_conv(const PointwiseConvSpec& spec, const Halide::Target& targe
   constrain_output(output, out_shape);
 
   /* schedule */
-  const int lanes = lanes_for_extent(spec.pixels, native_lanes(target));
-  const int vectors = pixel_vectors(
-      spec, lanes, static_cast<int>(std::clamp<int64_t>(accumulator_registers(target) / block, 1, spec.pixels / lanes)));
+  const auto [lanes, vectors] = pixel_tile(spec, target);
   const int tile_p = lanes * vectors;
   Var po("po"), pi("pi"), oo("oo"), oi("oi"), tiles("tiles");
   // Channel blocks outside pixel tiles: a block's weights (C x B) stay in L1

@@ -44,4 +44,7 @@ PackedWeights pack_pointwise_conv_weights(const PointwiseConvSpec& spec, const f
 
 Kernel pointwise_conv(const PointwiseConvSpec& spec, const Halide::Target& target);
 
+// The schedule pointwise_conv() picks for `spec` on `target`, as a cost model sees it.
+ScheduleShape pointwise_conv_schedule_shape(const PointwiseConvSpec& spec, const Halide::Target& target);
+
 }  // namespace aotc::gen

@@ -46,12 +46,13 @@ struct KernelCall {
 struct ChoiceRecord {
   struct Option {
     std::string name;
-    double measured_us;  // from the tuning cache; NaN without
+    double measured_us;   // from the tuning cache; NaN without
+    double predicted_us;  // by the cost model; NaN without
   };
   std::string node;         // its output tensor's name
   std::string description;  // the tuning cache's key
   std::string chosen;
-  std::string by;     // "rules", "tuning cache", "only candidate"
+  std::string by;     // "tuning cache", "cost model", "rules", "only candidate"
   std::string rules;  // what the rules would choose
   std::vector<Option> candidates;
 };

@@ -51,7 +51,9 @@ struct Options {
   TuningCache tuning_cache;  // read from tuning_cache_path, or measured by --tune
 
   HalideLoweringOptions lowering() const {
-    return {.winograd = conv_algorithm == "auto", .tuning = tuning_cache_path.empty() && !tune ? nullptr : &tuning_cache};
+    return {.winograd = conv_algorithm == "auto",
+            .tuning = tuning_cache_path.empty() && !tune ? nullptr : &tuning_cache,
+            .target = target};
   }
   // The memory plan the library of these options uses.
   MemoryPlan plan(const Graph& g) const {

@@ -33,9 +33,9 @@ std::string report_json(const LoweredModel& model, const CompiledObjects& object
   for (const ChoiceRecord& c : model.choices) {
     nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
     for (const ChoiceRecord::Option& o : c.candidates) {
-      nlohmann::ordered_json measured = nullptr;
-      if (std::isfinite(o.measured_us)) measured = o.measured_us;
-      candidates.push_back({{"name", o.name}, {"measured_us", measured}});
+      // null where there is no time
+      auto us = [](double t) { return std::isfinite(t) ? nlohmann::ordered_json(t) : nlohmann::ordered_json(nullptr); };
+      candidates.push_back({{"name", o.name}, {"measured_us", us(o.measured_us)}, {"predicted_us", us(o.predicted_us)}});
     }
     choices.push_back({{"node", c.node},
                        {"kernel", c.description},

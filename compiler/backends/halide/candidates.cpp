@@ -1,5 +1,6 @@
 #include "backends/halide/candidates.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -74,16 +75,20 @@ Choice choose(std::vector<Candidate> candidates, const std::string& key, const T
   AOTC_CHECK(choice.chosen < n, "no candidate the rules prefer for ", key);
   choice.by_rules = choice.chosen;
   choice.by = n == 1 ? "only candidate" : "rules";
-  if (cache == nullptr) return choice;
-  bool all_timed = true;
-  for (size_t i = 0; i < n; ++i) {
+  if (n == 1) return choice;
+  bool all_timed = cache != nullptr;
+  for (size_t i = 0; i < n && cache != nullptr; ++i) {
     if (const double* us = cache->time(key, choice.candidates[i].name)) choice.measured_us[i] = *us;
     else all_timed = false;
   }
-  if (!all_timed || n == 1) return choice;
+  std::vector<double> predicted;
+  for (const Candidate& c : choice.candidates) predicted.push_back(c.predicted_us);
+  const bool all_predicted = std::all_of(predicted.begin(), predicted.end(), [](double us) { return std::isfinite(us); });
+  if (!all_timed && !all_predicted) return choice;
+  const std::vector<double>& costs = all_timed ? choice.measured_us : predicted;
   for (size_t i = 0; i < n; ++i)
-    if (choice.measured_us[i] < choice.measured_us[choice.chosen]) choice.chosen = i;
-  choice.by = "tuning cache";
+    if (costs[i] < costs[choice.chosen]) choice.chosen = i;
+  choice.by = all_timed ? "tuning cache" : "cost model";
   return choice;
 }
 

@@ -45,6 +45,8 @@ struct Candidate {
   std::vector<std::function<gen::PackedWeights()>> packed;
   int64_t scratch_bytes = 0;  // arena scratch live during the node's step
   bool preferred_by_rules = false;
+  // The cost model's time of one run on one thread, µs; NaN where it has none.
+  double predicted_us = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Which candidate a node runs, and why.
@@ -52,7 +54,7 @@ struct Choice {
   std::vector<Candidate> candidates;
   size_t chosen = 0;
   size_t by_rules = 0;  // the first candidate the rules prefer
-  std::string by;       // "rules", "tuning cache" or "only candidate"
+  std::string by;       // "tuning cache", "cost model", "rules" or "only candidate"
   // Per candidate, the time the tuning cache holds (µs), NaN where it has none.
   std::vector<double> measured_us;
 };
@@ -72,8 +74,9 @@ std::vector<gen::PostOpSpec> epilogue_specs(const Graph& g, const Node& node);
 const Tensor& constant_input(const Graph& g, const Node& node, size_t i, const char* what);
 
 // Picks among `candidates` for the node of description `key`: the fastest
-// measured when the cache has a time for every candidate, else the first the
-// rules prefer.
+// measured when the cache has a time for every candidate; else, when the cost
+// model predicts every candidate's time, the fastest predicted; else the first
+// the rules prefer. Ties keep the rules' choice.
 Choice choose(std::vector<Candidate> candidates, const std::string& key, const TuningCache* cache);
 
 }  // namespace aotc

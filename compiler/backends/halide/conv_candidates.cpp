@@ -4,6 +4,7 @@
 // packing, its arguments and the arithmetic it counts.
 #include "backends/halide/conv_candidates.h"
 
+#include <limits>
 #include <optional>
 
 #include "generators/conv2d.h"
@@ -32,6 +33,34 @@ gen::Conv2dSpec conv2d_spec(const Graph& g, const Node& node) {
   return spec;
 }
 
+// The cost model: a candidate's time is its arithmetic over the FMA peak,
+// scaled by the lanes its register tiles waste (gen::ScheduleShape) and by its
+// schedule family's efficiency, e * K / (K + k0) for a reduction of K
+// multiply-adds per output (a short one spends more of the time loading and
+// storing the accumulators). e and k0 are fitted to the convolutions of the
+// seven torchvision models of bench/peers as `aotc --tune` timed them on one
+// Zen 4 core (AVX-512, peak 117 GFLOP/s); mean absolute error of the
+// efficiency: vectorize-channels 0.037 (107 layers), vectorize-width 0.052
+// (65), pointwise 0.030 (135). The model picks the faster of pointwise-gemm
+// and direct on 133 of those 135 1x1 convs, 25 µs of 14.4 ms off the measured
+// best (the rules: 108, 800 µs off). Families it has no fit for (depthwise;
+// Winograd, whose time its transforms and weight traffic set) get no
+// prediction, and the rules choose among them.
+constexpr double kPeakGflops = 117;
+
+struct Efficiency {
+  double e, k0;
+};
+
+double predicted_us(double flops, int64_t reduction, const gen::ScheduleShape& shape) {
+  Efficiency f{std::numeric_limits<double>::quiet_NaN(), 0};
+  if (shape.family == "vectorize-channels") f = {0.977, 16};
+  else if (shape.family == "vectorize-width") f = {0.890, 0};
+  else if (shape.family == "pointwise") f = {0.985, 4};
+  const auto k = static_cast<double>(reduction);
+  return flops / (kPeakGflops * 1e3 * f.e * k / (k + f.k0) * shape.lane_use);
+}
+
 StepArg tensor_arg(const Graph& g, TensorId id) { return {StepArg::Kind::kTensor, id, 0, 0, g.tensor(id).shape}; }
 StepArg tensor_view(TensorId id, Shape view) { return {StepArg::Kind::kTensor, id, 0, 0, std::move(view)}; }
 StepArg packed_arg(int index) { return {StepArg::Kind::kPacked, -1, index, 0, {}}; }
@@ -43,7 +72,7 @@ void bias_and_operand_args(const Graph& g, const Node& node, bool has_bias, std:
   for (size_t i = node.op_operand_count(); i < node.inputs.size(); ++i) args.push_back(tensor_arg(g, node.inputs[i]));
 }
 
-Candidate direct(const Graph& g, const Node& node, const gen::Conv2dSpec& spec) {
+Candidate direct(const Graph& g, const Node& node, const gen::Conv2dSpec& spec, const Halide::Target& target) {
   const Tensor& w = constant_input(g, node, 1, "weight");
   Candidate c;
   c.name = "direct";
@@ -60,6 +89,7 @@ Candidate direct(const Graph& g, const Node& node, const gen::Conv2dSpec& spec) 
   const double outputs = static_cast<double>(num_elements(g.tensor(node.outputs[0]).shape));
   step.flops = 2 * outputs * static_cast<double>(w.shape[1] * w.shape[2] * w.shape[3]) +
                outputs * static_cast<double>(node.epilogue.size());
+  c.predicted_us = predicted_us(step.flops, w.shape[1] * w.shape[2] * w.shape[3], gen::conv2d_schedule_shape(spec, target));
   c.steps.push_back(std::move(step));
   return c;
 }
@@ -67,7 +97,8 @@ Candidate direct(const Graph& g, const Node& node, const gen::Conv2dSpec& spec) 
 // A 1x1 convolution as a GEMM over flattened pixels: the input, output and
 // epilogue operands are passed as [N, C, H*W] views of the same bytes. None
 // when the conv or an epilogue operand does not fit that view.
-std::optional<Candidate> pointwise_gemm(const Graph& g, const Node& node, const gen::Conv2dSpec& conv) {
+std::optional<Candidate> pointwise_gemm(const Graph& g, const Node& node, const gen::Conv2dSpec& conv,
+                                        const Halide::Target& target) {
   if (conv.kernel != std::array<int, 2>{1, 1} || conv.stride != std::array<int, 2>{1, 1} ||
       conv.pad != std::array<int, 4>{0, 0, 0, 0} || conv.groups != 1)
     return std::nullopt;
@@ -111,6 +142,7 @@ std::optional<Candidate> pointwise_gemm(const Graph& g, const Node& node, const 
   Candidate c;
   c.name = "pointwise-gemm";
   c.preferred_by_rules = gen::use_pointwise_conv(spec.pixels, spec.out_channels);
+  c.predicted_us = predicted_us(step.flops, spec.in_channels, gen::pointwise_conv_schedule_shape(spec, target));
   c.packed.push_back([spec, data = w.data] { return gen::pack_pointwise_conv_weights(spec, data->data()); });
   c.steps.push_back(std::move(step));
   return c;
@@ -176,11 +208,12 @@ std::optional<Candidate> winograd(const Graph& g, const Node& node, const gen::C
 std::vector<Candidate> conv_candidates(const Graph& g, const Node& node, const HalideLoweringOptions& options) {
   AOTC_CHECK(node.op == OpKind::Conv2d, "conv_candidates of a ", op_name(node.op), " node");
   const gen::Conv2dSpec spec = conv2d_spec(g, node);
+  const Halide::Target target(halide_target_string(options.target));
   std::vector<Candidate> candidates;
-  if (std::optional<Candidate> c = pointwise_gemm(g, node, spec)) candidates.push_back(std::move(*c));
+  if (std::optional<Candidate> c = pointwise_gemm(g, node, spec, target)) candidates.push_back(std::move(*c));
   if (options.winograd)
     if (std::optional<Candidate> c = winograd(g, node, spec)) candidates.push_back(std::move(*c));
-  candidates.push_back(direct(g, node, spec));
+  candidates.push_back(direct(g, node, spec, target));
   return candidates;
 }
 

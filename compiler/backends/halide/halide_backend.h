@@ -37,8 +37,11 @@ struct HalideLoweringOptions {
   // direct convolution everywhere (aotc --conv-algorithm=direct).
   bool winograd = true;
   // Measured times of candidates (aotc --tuning-cache): where it times every
-  // candidate of a node, the fastest runs; elsewhere, the rules choose.
+  // candidate of a node, the fastest runs; elsewhere the cost model or the
+  // rules choose (backends/halide/candidates.h, choose()).
   const TuningCache* tuning = nullptr;
+  // The target the cost model sees (vector lanes, registers): a Halide target string or "host".
+  std::string target = "host";
 };
 
 // The arena scratch `node`'s chosen kernels need during its step (plan_memory's

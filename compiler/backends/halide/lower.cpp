@@ -230,7 +230,8 @@ class Lowering {
     ChoiceRecord record{layer, node_description(g_, node), c.name, choice.by,
                         choice.candidates[choice.by_rules].name, {}};
     for (size_t i = 0; i < choice.candidates.size(); ++i)
-      record.candidates.push_back({choice.candidates[i].name, choice.measured_us[i]});
+      record.candidates.push_back(
+          {choice.candidates[i].name, choice.measured_us[i], choice.candidates[i].predicted_us});
     model_.choices.push_back(std::move(record));
   }
 
