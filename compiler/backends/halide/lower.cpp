@@ -1,12 +1,13 @@
-// Lowering an optimised graph onto Halide kernels: each node becomes a call of
-// one kernel built by a generator (generators/) for the node's exact shapes,
-// attributes and epilogue. Kernels with equal descriptions are shared; weights
-// are packed once into the blob, in the layout the generator asks for.
+// Lowering an optimised graph onto Halide kernels: each node becomes the calls
+// of kernels built by generators (generators/) for the node's exact shapes,
+// attributes and epilogue: one call, or for a convolution the steps of its
+// chosen candidate (conv_candidates.h). Kernels with equal descriptions are
+// shared; weights are packed once into the blob, in the layout the generator
+// asks for.
 #include <Halide.h>
 
 #include <algorithm>
 #include <map>
-#include <sstream>
 
 #include "backends/halide/candidates.h"
 #include "backends/halide/conv_candidates.h"
