@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <memory>
 #include <random>
 
 #include "backends/halide/conv_candidates.h"
@@ -25,22 +24,9 @@ constexpr int kMinRuns = 5, kMaxRuns = 200;
 // of the output's largest magnitude (Winograd's measured error is ~1e-5).
 constexpr double kTolerance = 1e-3;
 
-// Floats at a 64-byte aligned address, as the arena and weights blob are.
-class AlignedFloats {
- public:
-  explicit AlignedFloats(int64_t count)
-      : data_(static_cast<float*>(std::aligned_alloc(64, static_cast<size_t>((count * 4 + 63) / 64 * 64 + 64)))) {
-    if (data_ == nullptr) throw std::bad_alloc();
-    std::fill(data_.get(), data_.get() + count, 0.0f);
-  }
-  float* data() const { return data_.get(); }
-
- private:
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
-  };
-  std::unique_ptr<float, Free> data_;
-};
+// Storage for `count` floats: Halide allocates it aligned (128 bytes), as the
+// arena and the weights blob are.
+Halide::Buffer<float> floats(int64_t count) { return Halide::Buffer<float>(static_cast<int>(count)); }
 
 // A dense buffer of `shape` (outermost first) over `data`.
 Halide::Buffer<float> view(float* data, const Shape& shape) {
@@ -56,11 +42,11 @@ double median(std::vector<double> v) {
 // A node's tensors and one candidate's kernels over them, JIT-compiled.
 class CandidateRun {
  public:
-  CandidateRun(const Candidate& c, std::map<TensorId, AlignedFloats>& tensors, const Halide::Target& target)
-      : target_(target), scratch_(c.scratch_bytes / 4 + 1) {
+  CandidateRun(const Candidate& c, std::map<TensorId, Halide::Buffer<float>>& tensors, const Halide::Target& target)
+      : target_(target), scratch_(floats(c.scratch_bytes / 4 + 1)) {
     for (const auto& pack : c.packed) {
       gen::PackedWeights w = pack();
-      packed_.emplace_back(num_elements(w.shape));
+      packed_.push_back(floats(num_elements(w.shape)));
       std::copy(w.data.begin(), w.data.end(), packed_.back().data());
       packed_shapes_.push_back(w.shape);
     }
@@ -97,8 +83,8 @@ class CandidateRun {
     Halide::Buffer<float> output;
   };
   Halide::Target target_;
-  AlignedFloats scratch_;
-  std::vector<AlignedFloats> packed_;
+  Halide::Buffer<float> scratch_;
+  std::vector<Halide::Buffer<float>> packed_;
   std::vector<Shape> packed_shapes_;
   std::vector<Step> steps_;
 };
@@ -120,12 +106,12 @@ void tune_node(const Graph& g, const Node& node, const std::string& key, std::ve
                const Halide::Target& target, TuningCache& cache, std::ostream& log) {
   std::mt19937 rng(1);
   std::normal_distribution<float> normal;
-  std::map<TensorId, AlignedFloats> tensors;
+  std::map<TensorId, Halide::Buffer<float>> tensors;
   std::vector<Value> values;
   for (TensorId id : node.inputs) {
     const Tensor& t = g.tensor(id);
     const int64_t n = num_elements(t.shape);
-    auto [it, fresh] = tensors.try_emplace(id, n);
+    auto [it, fresh] = tensors.try_emplace(id, floats(n));
     if (fresh) {
       if (t.is_constant()) std::copy(t.data->begin(), t.data->end(), it->second.data());
       else std::generate(it->second.data(), it->second.data() + n, [&] { return normal(rng); });
@@ -133,7 +119,7 @@ void tune_node(const Graph& g, const Node& node, const std::string& key, std::ve
     values.push_back({t.shape, std::vector<float>(it->second.data(), it->second.data() + n)});
   }
   const TensorId out = node.outputs[0];
-  tensors.try_emplace(out, num_elements(g.tensor(out).shape));
+  tensors.try_emplace(out, floats(num_elements(g.tensor(out).shape)));
   std::vector<const Value*> inputs;
   for (const Value& v : values) inputs.push_back(&v);
   const Value reference = evaluate_node(g, node, inputs).at(0);

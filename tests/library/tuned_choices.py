@@ -21,6 +21,9 @@ import numpy as np
 
 from model_runs import random_inputs, run
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "tools"))
+from other_choices import write_other_choices_cache  # noqa: E402
+
 TOLERANCE = 1e-4
 
 
@@ -66,13 +69,8 @@ def main():
     choices = [c for c in rules["choices"] if len(c["candidates"]) > 1]
     if not choices:
         raise SystemExit(f"FAILED: {args.model} has no node with more than one candidate")
-    # Every candidate but the rules' choice takes 1 µs, the rules' choice 2.
-    entries = [{"kernel": c["kernel"],
-                "times_us": {o["name"]: 2.0 if o["name"] == c["chosen"] else 1.0 for o in c["candidates"]}}
-               for c in choices]
     cache = args.workdir / "other_choices.json"
-    cache.write_text(json.dumps({"format": "aotc tuning cache", "version": 1, "target": rules["target"],
-                                 "threads": 1, "entries": entries}))
+    write_other_choices_cache(rules, cache)
     other = build("other_choices", "--tuning-cache", cache)
     for before, after in zip(rules["choices"], other["choices"]):
         if len(before["candidates"]) > 1 and (after["chosen"] == before["chosen"] or after["by"] != "tuning cache"):
