@@ -125,6 +125,7 @@ CASES = [
     conv("densenet121 3x3 128->32 @56", [1, 128, 56, 56], 32, 3, bias=False, post=()),
     conv("squeezenet fire expand 1x1 16->64 @55", [1, 16, 55, 55], 64, 1),
     conv("squeezenet fire expand 3x3 16->64 @55", [1, 16, 55, 55], 64, 3),
+    conv("mobilenetv2 stem 3x3/2 3->32 @224", [1, 3, 224, 224], 32, 3, 2, post=(RELU6,)),
     conv("mobilenetv2 1x1 expand 24->144 @56", [1, 24, 56, 56], 144, 1, post=(RELU6,)),
     conv("mobilenetv2 1x1 project 144->24 @56", [1, 144, 56, 56], 24, 1, post=()),
     # Data movement.

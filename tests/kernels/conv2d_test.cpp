@@ -79,6 +79,7 @@ INSTANTIATE_TEST_SUITE_P(Dense, Conv2dKernel, ::testing::Values(
     // stride-2 rows of two-vector tiles staged as even/odd columns: per chunk, unpadded, odd left padding
     ConvCase{"stride2_7x7_phases_chunked", {1, 8, 61, 70}, 16, {7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, true, {relu()}},
     ConvCase{"stride2_5x5_phases_unpadded", {1, 3, 41, 70}, 16, {5, 5}, {2, 2}, {0, 0, 0, 0}},
+    ConvCase{"stride2_3x3_stem_all_channels_staged", {1, 3, 97, 230}, 32, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}},
     ConvCase{"stride2_3x3_phases_unpadded", {1, 3, 21, 69}, 16, {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, true, {relu()}},
     ConvCase{"stride2_5x5_phases_asymmetric", {1, 4, 33, 70}, 16, {5, 5}, {2, 2}, {1, 1, 2, 4}},
     ConvCase{"stride2_3x3", {1, 16, 40, 40}, 32, {3, 3}, {2, 2}, {1, 1, 1, 1}},
@@ -204,6 +205,9 @@ TEST(Conv2dSchedule, FollowsTheLayerShape) {
   EXPECT_THAT(schedule({1, 3, 224, 224}, 64, 7, 3, 1, 1, 2),
               HasSubstr("rows staged as even/odd columns per 1 input channels (7.0 KiB)"));
   EXPECT_THAT(schedule({1, 3, 224, 224}, 64, 3, 0, 1, 1, 2), HasSubstr("rows staged as even/odd columns (7.9 KiB)"));
+  // A short reduction (3 channels x 3x3) stages all its channels past the
+  // usual budget instead of accumulating per-channel chunks.
+  EXPECT_THAT(schedule({1, 3, 224, 224}, 32, 3, 1, 1, 1, 2), HasSubstr("rows staged as even/odd columns (9.0 KiB)"));
   EXPECT_THAT(schedule({1, 64, 56, 56}, 128, 3, 1, 1, 1, 2),
               AllOf(HasSubstr("tile 1x16 lanes"), HasSubstr("padded rows staged per 8 input channels")));
 }
