@@ -63,7 +63,7 @@ struct Plan {
   int64_t block_o = 0, block_h = 1, block_w = 0;  // the accumulator block of kStagedChunks
   int staging_lanes = 1;
   int64_t staged_bytes = 0;
-  bool phases = false;  // stride-2 rows staged as their even and odd columns (staged_phase_width)
+  bool phases = false;  // stride-S rows staged as S phases, columns x = p mod S (staged_phase_width)
   bool masked_rows = false;  // depthwise rows narrower than a vector: one vector each, its tail lanes masked
   int64_t band_tiles = 1;  // depthwise: row tiles whose padded input rows are staged at once
 };
@@ -119,28 +119,30 @@ int64_t input_width(const Conv2dSpec& s, int64_t width) {
 
 int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-// Whether a vectorise-width tile stages stride-2 rows as two phases, their
-// even and their odd columns: each tap then loads whole vectors of one phase,
-// where reading every other column costs a two-vector shuffle (vpermt2ps on
-// AVX-512) per vector per tap. Measured on one AVX-512 core, it paid on tiles
-// of two row vectors (first convs: 7x7 with padding 1.17x, 3x3 without 1.23x,
-// 3x3 with 1.05x) and lost on tiles of one (ResNet's 3x3 stride-2 convs on
-// 28-wide rows: 0.85x), where the staging outweighs the few shuffles saved.
+// Whether a vectorise-width tile stages strided rows as S = stride phases
+// (columns x = p mod S; for stride 2 the even and the odd columns): each tap
+// then loads whole vectors of one phase, where reading every S-th column costs
+// shuffles (for stride 2 one vpermt2ps on AVX-512) per vector per tap. Measured
+// on one AVX-512 core, it paid on tiles of two row vectors (first convs: 7x7
+// stride 2 with padding 1.17x, 3x3 without 1.23x, 3x3 with 1.05x; AlexNet's
+// 11x11 stride 4 ...) and lost on tiles of one (ResNet's 3x3 stride-2 convs
+// on 28-wide rows: 0.85x), where the staging outweighs the few shuffles saved.
 bool stages_phases(const Conv2dSpec& s, const Plan& p) {
-  return p.kind == Plan::Kind::kVectorizeWidth && p.tile_w >= 2 * p.lanes && s.stride[1] == 2 && s.dilation[1] == 1;
+  return p.kind == Plan::Kind::kVectorizeWidth && p.tile_w >= 2 * p.lanes && s.stride[1] >= 2 && s.dilation[1] == 1;
 }
 
 // Columns of each phase that `width` output pixels read: output x reads
-// phase (kx - pad) mod 2 at column x + floor((kx - pad) / 2).
+// phase (kx - pad) mod S at column x + floor((kx - pad) / S).
 int64_t staged_phase_width(const Conv2dSpec& s, int64_t width) {
-  return width + floor_div(s.kernel[1] - 1 - s.pad[1], 2) - floor_div(-s.pad[1], 2);
+  return width + floor_div(s.kernel[1] - 1 - s.pad[1], s.stride[1]) - floor_div(-s.pad[1], s.stride[1]);
 }
 
 // Bytes of one channel of padded input staged for `rows` x `width` outputs
 // (rows padded to whole vectors, as stage_on_stack stores them).
 int64_t staged_channel_bytes(const Conv2dSpec& s, int64_t rows, int64_t width, int lanes, bool phases) {
   const int64_t in_rows = (rows - 1) * s.stride[0] + int64_t{s.dilation[0]} * (s.kernel[0] - 1) + 1;
-  const int64_t row = phases ? 2 * round_up(staged_phase_width(s, width), lanes) : round_up(input_width(s, width), lanes);
+  const int64_t row = phases ? s.stride[1] * round_up(staged_phase_width(s, width), lanes)
+                             : round_up(input_width(s, width), lanes);
   return in_rows * row * 4;
 }
 
@@ -173,22 +175,28 @@ Plan plan_tiles(const Conv2dSpec& s, const Geometry& g, const Halide::Target& ta
   return p;
 }
 
-// A reduction of at most this many multiply-adds per output (image stems: 3
-// channels x 3x3) would spend about as long loading and storing a chunked
-// accumulator block as on its multiply-adds, so it stages all its channels at
-// once within a larger budget, still under Halide's 16 KiB stack limit
-// (MobileNetV2's stem: 9 KiB, 1.4x faster in the model than per-channel chunks).
+// Staging that saves more than usual may take up to this much, still under
+// Halide's 16 KiB stack limit (kernel.h):
+//  - a reduction of at most kShortReductionMacs multiply-adds per output
+//    (image stems: 3 channels x 3x3) would spend about as long loading and
+//    storing a chunked accumulator block as on its multiply-adds, so it stages
+//    all its channels at once (MobileNetV2's stem: 9 KiB, 1.4x faster in the
+//    model than per-channel chunks);
+//  - phases of strides above 2 save several shuffles per vector per tap
+//    (AlexNet's 11x11 stride-4 first conv: 4 phases in 8.2 KiB, 1.3x).
+constexpr int64_t kMaxWideStagedBytes = 12 * 1024;
 constexpr int64_t kShortReductionMacs = 32;
-constexpr int64_t kMaxShortReductionStagedBytes = 12 * 1024;
 
 bool short_reduction(const Conv2dSpec& s, const Geometry& g) {
   return g.in_per_group * s.kernel[0] * s.kernel[1] <= kShortReductionMacs;
 }
 
-// How padding is staged, within the stack budgets.
-void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& target, Plan& p) {
+// How padding is staged, within the stack budgets. Phases that fit no budget
+// give way to plain staged rows (allow_phases = false).
+void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& target, Plan& p,
+                  bool allow_phases = true) {
   p.chunk = g.in_per_group;
-  p.phases = stages_phases(s, p);
+  p.phases = allow_phases && stages_phases(s, p);
   if (!g.padded && !p.phases) return;
   // Where no staging fits: reads check their coordinates, or read the input
   // itself where no window reaches outside it.
@@ -232,8 +240,9 @@ void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& 
     else unstaged();
     return;
   }
+  const int64_t budget = p.phases && s.stride[1] > 2 ? kMaxWideStagedBytes : kMaxStagedBytes;
   p.staged_bytes = g.c * staged_channel_bytes(s, p.tile_rows, g.ow, p.staging_lanes, p.phases);
-  if (p.staged_bytes <= kMaxStagedBytes || (short_reduction(s, g) && p.staged_bytes <= kMaxShortReductionStagedBytes)) {
+  if (p.staged_bytes <= budget || (short_reduction(s, g) && p.staged_bytes <= kMaxWideStagedBytes)) {
     p.padding = Padding::kStagedRows;
     return;
   }
@@ -249,7 +258,7 @@ void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& 
   const int64_t accumulators = kAccumulatorBytes / 4;
   const int64_t tile_row = p.channel_tile * round_up(g.ow, p.tile_w);
   if (p.kind == Plan::Kind::kVectorizeChannels && tile_row * g.oh <= accumulators &&
-      staged_channel_bytes(s, g.oh, g.ow, p.staging_lanes, p.phases) <= kMaxStagedBytes)
+      staged_channel_bytes(s, g.oh, g.ow, p.staging_lanes, p.phases) <= budget)
     p.block_h = g.oh;
   if (tile_row * p.block_h <= accumulators) {
     p.block_w = g.ow;
@@ -259,16 +268,17 @@ void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& 
     p.block_o = p.channel_tile;
     p.block_w = std::min(g.ow, p.tile_w * std::max<int64_t>(1, accumulators / (p.channel_tile * p.tile_w)));
   }
-  while (p.block_w > p.tile_w && staged_channel_bytes(s, 1, p.block_w, p.staging_lanes, p.phases) > kMaxStagedBytes)
+  while (p.block_w > p.tile_w && staged_channel_bytes(s, 1, p.block_w, p.staging_lanes, p.phases) > budget)
     p.block_w = std::max<int64_t>(p.tile_w, p.block_w - p.tile_w);
   const int64_t channel_bytes = staged_channel_bytes(s, p.block_h, p.block_w, p.staging_lanes, p.phases);
   // (The vectorise-channels schedule accumulates whole rows only.)
-  if (channel_bytes > kMaxStagedBytes || (p.kind == Plan::Kind::kVectorizeChannels && p.block_w < g.ow)) {
+  if (channel_bytes > budget || (p.kind == Plan::Kind::kVectorizeChannels && p.block_w < g.ow)) {
+    if (p.phases) return plan_padding(s, g, target, p, false);
     unstaged();
     return;
   }
   p.padding = Padding::kStagedChunks;
-  p.chunk = largest_divisor_at_most(g.in_per_group, kMaxStagedBytes / channel_bytes);
+  p.chunk = largest_divisor_at_most(g.in_per_group, budget / channel_bytes);
   p.staged_bytes = p.chunk * channel_bytes;
 }
 
@@ -278,7 +288,7 @@ void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& 
 struct ConvFuncs {
   Func output{"conv2d"}, conv{"conv"}, acc{"acc"}, padded{"padded"};
   Var x{"x"}, y{"y"}, o{"o"}, n{"n"}, k{"k"};
-  Var phase{"phase"};  // of `padded` when plan.phases: 0 even, 1 odd columns
+  Var phase{"phase"};  // of `padded` when plan.phases: columns x = phase mod stride
   Halide::RDom r;       // r.x = kx, r.y = ky, r.z = input channel within the chunk
   Halide::RDom chunks;  // over k, when chunked
 };
@@ -289,8 +299,10 @@ std::string kib(int64_t bytes) {
   return text;
 }
 
-std::string padding_description(const Plan& p) {
-  const std::string rows = p.phases ? "rows staged as even/odd columns" : "padded rows staged";
+std::string padding_description(const Conv2dSpec& s, const Plan& p) {
+  const std::string rows = !p.phases          ? "padded rows staged"
+                           : s.stride[1] == 2 ? "rows staged as even/odd columns"
+                                              : "rows staged as " + std::to_string(s.stride[1]) + " column phases";
   switch (p.padding) {
     case Padding::kNone: return "no padding";
     case Padding::kStagedRows: return rows + " (" + kib(p.staged_bytes) + ")";
@@ -488,7 +500,7 @@ Kernel conv2d(const Conv2dSpec& spec, const Halide::Target& target) {
   const int chunk = static_cast<int>(plan.chunk);
   f.r = Halide::RDom(0, spec.kernel[1], 0, spec.kernel[0], 0, chunk, "r");
   Func source("source");  // inlined into what reads it
-  // (Phases stage the same columns of both, so one may read past the input.)
+  // (Phases stage the same columns of every phase, so some may read past the input.)
   if (g.padded || plan.phases)
     source = Halide::BoundaryConditions::constant_exterior(
         input, 0.0f, {{0, static_cast<int>(g.w)}, {0, static_cast<int>(g.h)}});
@@ -505,9 +517,10 @@ Kernel conv2d(const Conv2dSpec& spec, const Halide::Target& target) {
   f.conv(f.x, f.y, f.o, f.n, f.k) = chunked ? Expr(0.0f) : bias;
   Expr window;  // the input value tap r reads
   if (plan.phases) {
-    f.padded(f.x, f.phase, f.y, f.o, f.n) = source(2 * f.x + f.phase, f.y, f.o, f.n);
-    const Expr q = f.r.x - spec.pad[1];  // input column 2x + q (Halide's / and % round down)
-    window = f.padded(f.x + q / 2, q % 2, in_y, in_c, f.n);
+    const int phases = spec.stride[1];
+    f.padded(f.x, f.phase, f.y, f.o, f.n) = source(phases * f.x + f.phase, f.y, f.o, f.n);
+    const Expr q = f.r.x - spec.pad[1];  // input column S*x + q (Halide's / and % round down)
+    window = f.padded(f.x + q / phases, q % phases, in_y, in_c, f.n);
   } else {
     f.padded(f.x, f.y, f.o, f.n) = source(f.x, f.y, f.o, f.n);
     window = f.padded(f.x * spec.stride[1] - spec.pad[1] + f.r.x * spec.dilation[1], in_y, in_c, f.n);
@@ -550,7 +563,7 @@ Kernel conv2d(const Conv2dSpec& spec, const Halide::Target& target) {
     stage_on_stack(f.padded, plan.staging_lanes);
     if (plan.phases) f.padded.unroll(f.phase);
   }
-  kernel.schedule = tile + ", " + padding_description(plan) +
+  kernel.schedule = tile + ", " + padding_description(spec, plan) +
                     (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));
   kernel.output = f.output;
   return kernel;

@@ -110,6 +110,7 @@ CASES = [
     # The cases of the former JIT bench (bench/kernels_bench.cpp), same shapes.
     conv("resnet18 layer1 3x3 64@56", [1, 64, 56, 56], 64, 3),
     conv("resnet18 conv1 7x7/2 3@224", [1, 3, 224, 224], 64, 7, 2),
+    conv("alexnet conv1 11x11/4 3@224 -> 64", [1, 3, 224, 224], 64, 11, 4, 2),
     conv("resnet18 layer2 3x3/2 64@56 -> 128", [1, 64, 56, 56], 128, 3, 2),
     conv("resnet18 layer3 3x3 256@14", [1, 256, 14, 14], 256, 3),
     conv("resnet18 layer4 3x3 512@7", [1, 512, 7, 7], 512, 3),
@@ -117,6 +118,8 @@ CASES = [
     conv("resnet50 1x1 1024->256 @14", [1, 1024, 14, 14], 256, 1),
     conv("mobilenetv2 dw 3x3 144@56", [1, 144, 56, 56], 144, 3, groups=144, post=(RELU6,)),
     conv("mobilenetv2 dw 3x3/2 96@112", [1, 96, 112, 112], 96, 3, 2, groups=96, post=(RELU6,)),
+    conv("mobilenetv2 dw 3x3/2 144@56", [1, 144, 56, 56], 144, 3, 2, groups=144, post=(RELU6,)),
+    conv("mobilenetv2 dw 3x3/2 576@14", [1, 576, 14, 14], 576, 3, 2, groups=576, post=(RELU6,)),
     conv_transpose("selfie conv_transpose 2x2/2 16@128 -> 1", [1, 16, 128, 128], 1, 2, 2, 0),
     conv_transpose("decoder conv_transpose 4x4/2 64@32 -> 32", [1, 64, 32, 32], 32, 4, 2, 1),
     # Layers that dominate the other models of bench/peers.

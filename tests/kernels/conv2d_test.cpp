@@ -80,6 +80,9 @@ INSTANTIATE_TEST_SUITE_P(Dense, Conv2dKernel, ::testing::Values(
     ConvCase{"stride2_7x7_phases_chunked", {1, 8, 61, 70}, 16, {7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, true, {relu()}},
     ConvCase{"stride2_5x5_phases_unpadded", {1, 3, 41, 70}, 16, {5, 5}, {2, 2}, {0, 0, 0, 0}},
     ConvCase{"stride2_3x3_stem_all_channels_staged", {1, 3, 97, 230}, 32, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, true, {relu()}},
+    ConvCase{"stride4_11x11_four_phases", {1, 3, 47, 150}, 16, {11, 11}, {4, 4}, {2, 2, 2, 2}, {1, 1}, 1, true, {relu()}},
+    ConvCase{"stride3_5x5_three_phases_tail", {1, 2, 20, 110}, 16, {5, 5}, {3, 3}, {2, 2, 2, 2}},
+    ConvCase{"stride2_phases_too_wide_staged_rows", {1, 2, 30, 70}, 16, {23, 3}, {1, 2}, {11, 1, 11, 1}},
     ConvCase{"stride2_3x3_phases_unpadded", {1, 3, 21, 69}, 16, {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, true, {relu()}},
     ConvCase{"stride2_5x5_phases_asymmetric", {1, 4, 33, 70}, 16, {5, 5}, {2, 2}, {1, 1, 2, 4}},
     ConvCase{"stride2_3x3", {1, 16, 40, 40}, 32, {3, 3}, {2, 2}, {1, 1, 1, 1}},
@@ -210,6 +213,30 @@ TEST(Conv2dSchedule, FollowsTheLayerShape) {
   EXPECT_THAT(schedule({1, 3, 224, 224}, 32, 3, 1, 1, 1, 2), HasSubstr("rows staged as even/odd columns (9.0 KiB)"));
   EXPECT_THAT(schedule({1, 64, 56, 56}, 128, 3, 1, 1, 1, 2),
               AllOf(HasSubstr("tile 1x16 lanes"), HasSubstr("padded rows staged per 8 input channels")));
+}
+
+// Strided rows are staged as one phase per column residue where the tile has
+// two row vectors and the phases fit a budget; else as plain padded rows.
+TEST(Conv2dSchedule, StagesStridedRowsAsPhases) {
+  using ::testing::HasSubstr;
+  const Halide::Target avx512("x86-64-linux-sse41-avx-avx2-fma-f16c-avx512-avx512_skylake");
+  auto schedule = [&](gen::Shape input, std::array<int, 2> kernel, std::array<int, 2> stride, std::array<int, 4> pad) {
+    gen::Conv2dSpec s;
+    s.input_shape = std::move(input);
+    s.out_channels = 64;
+    s.kernel = kernel;
+    s.stride = stride;
+    s.pad = pad;
+    return gen::conv2d(s, avx512).schedule;
+  };
+  // AlexNet's first conv: 4 phases within the wider budget of strides above 2.
+  EXPECT_THAT(schedule({1, 3, 224, 224}, {11, 11}, {4, 4}, {2, 2, 2, 2}),
+              HasSubstr("rows staged as 4 column phases per 1 input channels (11.0 KiB)"));
+  EXPECT_THAT(schedule({1, 2, 20, 110}, {5, 5}, {3, 3}, {2, 2, 2, 2}), HasSubstr("rows staged as 3 column phases"));
+  // Even/odd columns of 23 rows take 8.6 KiB a channel, over the 8 KiB budget
+  // of stride 2; the plain rows (7.2 KiB) fit.
+  EXPECT_THAT(schedule({1, 2, 30, 70}, {23, 3}, {1, 2}, {11, 1, 11, 1}),
+              HasSubstr("padded rows staged per 1 input channels (7.2 KiB)"));
 }
 
 TEST(Conv2dPacking, BlocksOutputChannels) {
