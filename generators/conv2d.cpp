@@ -204,6 +204,13 @@ void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& 
     p.phases = false;
     p.padding = g.padded ? Padding::kBoundsChecked : Padding::kNone;
   };
+  // Halide 14 faults on loads of stride 3 or more from a staged buffer
+  // (kernel.h, stage_on_stack; found by aotc-fuzz on depthwise convs): such
+  // rows are staged only as phases, whose loads are dense.
+  if (!p.phases && s.stride[1] > 2) {
+    unstaged();
+    return;
+  }
   const int native = native_lanes(target);
   p.staging_lanes = lanes_for_extent(p.phases ? staged_phase_width(s, g.ow) : input_width(s, g.ow), native);
   if (p.kind == Plan::Kind::kDepthwise) {

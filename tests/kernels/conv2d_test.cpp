@@ -83,6 +83,12 @@ INSTANTIATE_TEST_SUITE_P(Dense, Conv2dKernel, ::testing::Values(
     ConvCase{"stride4_11x11_four_phases", {1, 3, 47, 150}, 16, {11, 11}, {4, 4}, {2, 2, 2, 2}, {1, 1}, 1, true, {relu()}},
     ConvCase{"stride3_5x5_three_phases_tail", {1, 2, 20, 110}, 16, {5, 5}, {3, 3}, {2, 2, 2, 2}},
     ConvCase{"stride2_phases_too_wide_staged_rows", {1, 2, 30, 70}, 16, {23, 3}, {1, 2}, {11, 1, 11, 1}},
+    // Strides above 2 without phases read the input with bounds checks: Halide 14
+    // faulted on their loads from staged rows (found by aotc-fuzz).
+    ConvCase{"depthwise_stride3_dilated", {1, 24, 31, 13}, 24, {1, 3}, {1, 3}, {1, 1, 1, 1}, {3, 1}, 24},
+    ConvCase{"depthwise_multiplier2_stride3", {2, 24, 11, 9}, 48, {5, 5}, {2, 3}, {3, 3, 3, 3}, {3, 1}, 24},
+    ConvCase{"stride3_one_vector_tile", {1, 4, 9, 40}, 8, {3, 3}, {3, 3}, {1, 1, 1, 1}},
+    ConvCase{"stride4_phases_too_wide_bounds_checked", {1, 2, 30, 140}, 16, {23, 3}, {1, 4}, {11, 1, 11, 1}},
     ConvCase{"stride2_3x3_phases_unpadded", {1, 3, 21, 69}, 16, {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, true, {relu()}},
     ConvCase{"stride2_5x5_phases_asymmetric", {1, 4, 33, 70}, 16, {5, 5}, {2, 2}, {1, 1, 2, 4}},
     ConvCase{"stride2_3x3", {1, 16, 40, 40}, 32, {3, 3}, {2, 2}, {1, 1, 1, 1}},
@@ -237,6 +243,9 @@ TEST(Conv2dSchedule, StagesStridedRowsAsPhases) {
   // of stride 2; the plain rows (7.2 KiB) fit.
   EXPECT_THAT(schedule({1, 2, 30, 70}, {23, 3}, {1, 2}, {11, 1, 11, 1}),
               HasSubstr("padded rows staged per 1 input channels (7.2 KiB)"));
+  // Rows of strides above 2 that no phases fit are read with bounds checks.
+  EXPECT_THAT(schedule({1, 2, 30, 140}, {23, 3}, {1, 4}, {11, 1, 11, 1}), HasSubstr("bounds-checked reads"));
+  EXPECT_THAT(schedule({1, 4, 9, 40}, {3, 3}, {3, 3}, {1, 1, 1, 1}), HasSubstr("bounds-checked reads"));
 }
 
 TEST(Conv2dPacking, BlocksOutputChannels) {

@@ -250,7 +250,7 @@ class Generator:
         if o > 48:
             o = groups
         kh, kw = self.choice([(1, 1), (3, 3), (3, 3), (5, 5), (1, 3), (3, 1), (2, 2), (7, 7)])
-        stride = [self.choice([1, 1, 2, 3]), self.choice([1, 1, 2])]
+        stride = [self.choice([1, 1, 2, 3]), self.choice([1, 1, 2, 2, 3, 4])]
         dilation = [self.choice([1, 1, 1, 2, 3]), self.choice([1, 1, 2])]
         pad = [self.rng.randrange(0, dilation[0] * (kh - 1) + 2), self.rng.randrange(0, dilation[1] * (kw - 1) + 2),
                0, 0]
@@ -519,9 +519,11 @@ class Generator:
     # -- the graph --
 
     def input_shape(self):
-        kind = self.choice(["4d"] * 8 + ["deep", "deep", "wide", "2d", "3d", "5d", "1d"])
+        kind = self.choice(["4d"] * 8 + ["deep", "deep", "wide", "strided", "2d", "3d", "5d", "1d"])
         if kind == "deep":  # enough channels and pixels for the Winograd convolution
             return [1, self.choice([16, 24, 32]), self.choice([14, 15, 16]), self.choice([16, 19])]
+        if kind == "strided":  # rows that strided convs stage as column phases (32+ outputs)
+            return [1, self.choice([1, 2, 3, 4]), self.choice([5, 7, 9]), self.choice([70, 99, 131])]
         if kind == "wide":  # rows too wide for a schedule to stage on the stack
             return [1, self.choice([1, 2, 3]), self.choice([1, 2, 3]), self.choice([700, 1100, 2100])]
         if kind == "4d":
