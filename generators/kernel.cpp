@@ -86,6 +86,17 @@ int lanes_for_extent(int64_t extent, int max_lanes) {
   return lanes;
 }
 
+PackedWeights pack_in_row_blocks(const float* matrix, int64_t rows, int64_t cols, int64_t block) {
+  require(block >= 1 && rows % block == 0, "pack_in_row_blocks: the block must divide the rows");
+  PackedWeights packed;
+  packed.shape = {rows / block, cols, block};
+  packed.data.resize(static_cast<size_t>(num_elements(packed.shape)));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      packed.data[static_cast<size_t>((r / block * cols + c) * block + r % block)] = matrix[r * cols + c];
+  return packed;
+}
+
 int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
   for (int64_t d = std::min(n, limit); d > 1; --d)
     if (n % d == 0) return d;

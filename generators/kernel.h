@@ -69,6 +69,11 @@ struct PackedWeights {
 
 // ---- Helpers for the generators -------------------------------------------------
 
+// A row-major matrix [rows, cols] (a weight [O, C]) as blocks [rows/block,
+// cols, block] of `block` rows (which must divide rows): a block's values for
+// one column are one vector.
+PackedWeights pack_in_row_blocks(const float* matrix, int64_t rows, int64_t cols, int64_t block);
+
 // Halide keeps constant-size buffers of up to 16 KiB on the stack and silently
 // moves larger "stack" buffers to the heap (halide_malloc, once per parallel
 // task), which a kernel must never call. A schedule stages at most this much

@@ -34,14 +34,7 @@ int64_t block_size(const LinearSpec& s) {
 
 PackedWeights pack_linear_weights(const LinearSpec& spec, const float* mk) {
   require_valid(spec);
-  const int64_t block = block_size(spec), k_count = spec.in_features;
-  PackedWeights packed;
-  packed.shape = {spec.out_features / block, k_count, block};
-  packed.data.resize(static_cast<size_t>(num_elements(packed.shape)));
-  for (int64_t m = 0; m < spec.out_features; ++m)
-    for (int64_t k = 0; k < k_count; ++k)
-      packed.data[static_cast<size_t>((m / block * k_count + k) * block + m % block)] = mk[m * k_count + k];
-  return packed;
+  return pack_in_row_blocks(mk, spec.out_features, spec.in_features, block_size(spec));
 }
 
 Kernel linear(const LinearSpec& spec, const Halide::Target& target) {

@@ -80,16 +80,14 @@ bool use_pointwise_conv(int64_t pixels, int64_t out_channels) {
 
 PackedWeights pack_pointwise_conv_weights(const PointwiseConvSpec& spec, const float* oc) {
   require_valid(spec);
-  const int64_t block = block_size(spec), c_count = spec.in_channels, matrix = spec.out_channels * c_count;
+  const int64_t matrix = spec.out_channels * spec.in_channels;
   PackedWeights packed;
-  packed.shape = {spec.weight_sets, spec.out_channels / block, c_count, block};
-  packed.data.resize(static_cast<size_t>(num_elements(packed.shape)));
-  for (int64_t s = 0; s < spec.weight_sets; ++s)
-    for (int64_t o = 0; o < spec.out_channels; ++o)
-      for (int64_t c = 0; c < c_count; ++c)
-        packed.data[static_cast<size_t>(s * matrix + (o / block * c_count + c) * block + o % block)] =
-            oc[s * matrix + o * c_count + c];
-  if (spec.weight_sets == 1) packed.shape.erase(packed.shape.begin());
+  for (int64_t s = 0; s < spec.weight_sets; ++s) {
+    PackedWeights set = pack_in_row_blocks(oc + s * matrix, spec.out_channels, spec.in_channels, block_size(spec));
+    packed.shape = std::move(set.shape);
+    packed.data.insert(packed.data.end(), set.data.begin(), set.data.end());
+  }
+  if (spec.weight_sets > 1) packed.shape.insert(packed.shape.begin(), spec.weight_sets);
   return packed;
 }
 

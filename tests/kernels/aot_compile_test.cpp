@@ -11,10 +11,12 @@
 #include "generators/conv2d.h"
 #include "generators/conv_transpose2d.h"
 #include "generators/depth_to_space.h"
+#include "generators/depthwise_conv_blocked.h"
 #include "generators/elementwise.h"
 #include "generators/layout.h"
 #include "generators/linear.h"
 #include "generators/pad.h"
+#include "generators/pointwise_conv_blocked.h"
 #include "generators/pool2d.h"
 #include "generators/resize.h"
 #include "generators/softmax.h"
@@ -80,7 +82,7 @@ std::vector<std::pair<std::string, Generator>> generators() {
       {"softmax", [](const Halide::Target& t) { return gen::softmax({{1, 10}, 1, {}}, t); }},
       {"pad", [](const Halide::Target& t) { return gen::pad({{1, 2, 4, 4}, {0, 0, 1, 1, 0, 0, 1, 1}, 0, {}}, t); }},
       {"layout", [](const Halide::Target& t) {
-         return gen::convert_layout({gen::LayoutSpec::Conversion::kNchwToNhwc, {1, 8, 4, 4}}, t);
+         return gen::convert_layout({gen::LayoutSpec::Conversion::kNchwToBlocked, {1, 8, 4, 4}, 4}, t);
        }},
       {"resize_bilinear", [bilinear](const Halide::Target& t) { return gen::resize(bilinear, t); }},
       {"resize_nearest", [nearest](const Halide::Target& t) { return gen::resize(nearest, t); }},

@@ -1,6 +1,6 @@
 // Data movement and normalisation kernels against the reference evaluator:
 // concat (any axis and rank), softmax (any axis), constant pad (any rank);
-// and the NCHW <-> NHWC layout conversions against index arithmetic.
+// and the NCHW <-> NCHWc layout conversions against index arithmetic.
 #include <gtest/gtest.h>
 
 #include "generators/concat.h"
@@ -138,45 +138,46 @@ INSTANTIATE_TEST_SUITE_P(All, PadKernel, ::testing::Values(
 struct LayoutCase {
   std::string name;
   gen::LayoutSpec::Conversion conversion;
-  Shape input;
+  Shape nchw;
+  int block;
 };
 void PrintTo(const LayoutCase& c, std::ostream* os) { *os << c.name; }
 
 class LayoutKernel : public ::testing::TestWithParam<LayoutCase> {};
 
-TEST_P(LayoutKernel, TransposesChannels) {
+// The kernel and the host conversion against index arithmetic:
+// NCHW [n][c][h][w] <-> NCHWc [n][c / B][h][w][c % B].
+TEST_P(LayoutKernel, BlocksChannels) {
   const LayoutCase& c = GetParam();
-  const gen::LayoutSpec spec{c.conversion, c.input};
-  const Shape out_shape = gen::layout_output_shape(spec);
-  Value x{c.input, std::vector<float>(static_cast<size_t>(num_elements(c.input)))};
+  const gen::LayoutSpec spec{c.conversion, c.nchw, c.block};
+  const Shape in_view = gen::layout_input_view(spec), out_view = gen::layout_output_view(spec);
+  Value x{in_view, std::vector<float>(static_cast<size_t>(num_elements(in_view)))};
   for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = static_cast<float>(i);  // each element names its index
-  // The expected output by index arithmetic: NCHW [n][c][h][w] <-> NHWC [n][h][w][c].
-  Value expected{out_shape, std::vector<float>(x.data.size())};
-  const bool to_nhwc = c.conversion == gen::LayoutSpec::Conversion::kNchwToNhwc;
-  const int64_t n_count = c.input[0];
-  const int64_t channels = to_nhwc ? c.input[1] : c.input[3];
-  const int64_t h_count = to_nhwc ? c.input[2] : c.input[1], w_count = to_nhwc ? c.input[3] : c.input[2];
-  for (int64_t n = 0; n < n_count; ++n)
+  const bool to_blocked = c.conversion == gen::LayoutSpec::Conversion::kNchwToBlocked;
+  std::vector<float> expected(x.data.size());
+  const int64_t b = c.block, channels = c.nchw[1], h_count = c.nchw[2], w_count = c.nchw[3];
+  for (int64_t n = 0; n < c.nchw[0]; ++n)
     for (int64_t ch = 0; ch < channels; ++ch)
       for (int64_t h = 0; h < h_count; ++h)
         for (int64_t w = 0; w < w_count; ++w) {
           const int64_t nchw = ((n * channels + ch) * h_count + h) * w_count + w;
-          const int64_t nhwc = ((n * h_count + h) * w_count + w) * channels + ch;
-          expected.data[static_cast<size_t>(to_nhwc ? nhwc : nchw)] = x.data[static_cast<size_t>(to_nhwc ? nchw : nhwc)];
+          const int64_t blocked = (((n * channels / b + ch / b) * h_count + h) * w_count + w) * b + ch % b;
+          expected[static_cast<size_t>(to_blocked ? blocked : nchw)] = x.data[static_cast<size_t>(to_blocked ? nchw : blocked)];
         }
+  EXPECT_EQ(gen::convert_layout_on_host(spec, x.data), expected);
   gen::Kernel kernel = gen::convert_layout(spec, host_target());
   SCOPED_TRACE(kernel.schedule);
-  const KernelRun run = run_kernel(kernel, {&x}, out_shape, host_target());
-  EXPECT_EQ(run.output, expected.data);
+  const KernelRun run = run_kernel(kernel, {&x}, out_view, host_target());
+  EXPECT_EQ(run.output, expected);
   EXPECT_EQ(run.heap_allocations, 0);
 }
 
 // clang-format off
 INSTANTIATE_TEST_SUITE_P(All, LayoutKernel, ::testing::Values(
-    LayoutCase{"to_nhwc", gen::LayoutSpec::Conversion::kNchwToNhwc, {1, 32, 14, 14}},
-    LayoutCase{"to_nhwc_odd", gen::LayoutSpec::Conversion::kNchwToNhwc, {2, 3, 5, 7}},
-    LayoutCase{"to_nchw", gen::LayoutSpec::Conversion::kNhwcToNchw, {1, 14, 14, 32}},
-    LayoutCase{"to_nchw_odd", gen::LayoutSpec::Conversion::kNhwcToNchw, {2, 5, 7, 3}}
+    LayoutCase{"to_blocked_16", gen::LayoutSpec::Conversion::kNchwToBlocked, {1, 32, 14, 14}, 16},
+    LayoutCase{"to_blocked_8_batch2_odd", gen::LayoutSpec::Conversion::kNchwToBlocked, {2, 24, 5, 7}, 8},
+    LayoutCase{"to_nchw_16", gen::LayoutSpec::Conversion::kBlockedToNchw, {1, 144, 28, 28}, 16},
+    LayoutCase{"to_nchw_4_odd", gen::LayoutSpec::Conversion::kBlockedToNchw, {2, 12, 7, 3}, 4}
 ), [](const auto& info) { return info.param.name; });
 // clang-format on
 

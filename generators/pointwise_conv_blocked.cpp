@@ -1,0 +1,105 @@
+#include "generators/pointwise_conv_blocked.h"
+
+#include <algorithm>
+
+#include "generators/epilogue.h"
+
+namespace aotc::gen {
+namespace {
+
+using Halide::Expr;
+using Halide::Func;
+using Halide::Var;
+
+bool whole_output_operand(const BlockedPointwiseSpec& s, const PostOpSpec& p) {
+  return p.operand_shape == Shape{s.batch, s.out_channels, s.pixels};
+}
+
+void require_valid(const BlockedPointwiseSpec& s) {
+  require(s.batch >= 1 && s.in_channels >= 1 && s.pixels >= 1 && s.out_channels >= 1 && s.block >= 1,
+          "pointwise_conv_blocked: extents must be positive");
+  require(blocked_pointwise_fits(s), "pointwise_conv_blocked: channels not in whole blocks, or an operand of "
+                                     "another shape than the output's");
+}
+
+// Channel blocks per register tile: the most, up to 3, that divide the
+// output's blocks; the pixels fill the rest of the accumulators.
+int blocks_per_tile(const BlockedPointwiseSpec& s) {
+  return static_cast<int>(largest_divisor_at_most(s.out_channels / s.block, 3));
+}
+
+}  // namespace
+
+bool blocked_pointwise_fits(const BlockedPointwiseSpec& s) {
+  if (s.block < 1 || s.out_channels % s.block != 0 || (s.input_blocked && s.in_channels % s.block != 0)) return false;
+  return std::all_of(s.epilogue.begin(), s.epilogue.end(), [&](const PostOpSpec& p) {
+    if (p.kind == PostOpSpec::Kind::kAdd || p.kind == PostOpSpec::Kind::kMul) return whole_output_operand(s, p);
+    return p.operand_shape.empty();
+  });
+}
+
+PackedWeights pack_blocked_pointwise_weights(const BlockedPointwiseSpec& spec, const float* oc) {
+  require_valid(spec);
+  return pack_in_row_blocks(oc, spec.out_channels, spec.in_channels, spec.block);
+}
+
+Kernel pointwise_conv_blocked(const BlockedPointwiseSpec& spec, const Halide::Target& target) {
+  require_valid(spec);
+  const int b_lanes = spec.block;
+  const int64_t out_blocks = spec.out_channels / b_lanes;
+  const Shape out_shape{spec.batch, out_blocks, spec.pixels, b_lanes};
+  Kernel kernel;
+  Halide::ImageParam input =
+      dense_input("input", spec.input_blocked ? Shape{spec.batch, spec.in_channels / b_lanes, spec.pixels, b_lanes}
+                                              : Shape{spec.batch, spec.in_channels, spec.pixels});
+  Halide::ImageParam weights = dense_input("weights", {out_blocks, spec.in_channels, b_lanes});
+  kernel.inputs = {input, weights};
+  if (spec.has_bias) kernel.inputs.push_back(dense_input("bias", {spec.out_channels}));
+
+  /* algorithm */
+  Var b("b"), p("p"), ob("ob"), n("n");
+  Halide::RDom c(0, static_cast<int>(spec.in_channels), "c");
+  const Expr in_value = spec.input_blocked ? input(c % b_lanes, p, c / b_lanes, n) : input(p, c, n);
+  const Expr channel = ob * b_lanes + b;
+  Func acc("acc"), output("pointwise_conv_blocked");
+  acc(b, p, ob, n) = spec.has_bias ? kernel.inputs[2](channel) : Expr(0.0f);
+  acc(b, p, ob, n) += weights(b, c, ob) * in_value;
+  // Post-ops one at a time: operands of the whole output are read in NCHWc,
+  // everything else (affine's vectors) by logical channel.
+  Expr value = acc(b, p, ob, n);
+  for (const PostOpSpec& post : spec.epilogue) {
+    PostOpSpec blocked = post;
+    if (!post.operand_shape.empty()) {
+      blocked.operand_shape = out_shape;
+      value = apply_epilogue(value, {blocked}, {n, ob, p, b}, out_shape, kernel.inputs);
+    } else {
+      value = apply_epilogue(value, {post}, {n, channel, p}, {spec.batch, spec.out_channels, spec.pixels},
+                             kernel.inputs);
+    }
+  }
+  output(b, p, ob, n) = value;
+  constrain_output(output, out_shape);
+
+  /* schedule */
+  const int blocks = blocks_per_tile(spec);
+  const int tile_p =
+      static_cast<int>(std::min<int64_t>(spec.pixels, std::max(1, accumulator_registers(target) / blocks)));
+  Var po("po"), pi("pi"), obo("obo"), obi("obi"), tiles("tiles"), tasks("tasks"), tile("tile");
+  // Channel blocks outside pixel tiles: their weights (C x blocks x B) stay in
+  // L1 while the tiles stream the input. The last pixel tile shifts inwards.
+  output.split(p, po, pi, tile_p).split(ob, obo, obi, blocks).reorder(b, pi, obi, po, obo, n).vectorize(b).unroll(pi).unroll(obi);
+  output.fuse(po, obo, tiles).fuse(tiles, n, tasks);
+  const int64_t tile_count = (spec.pixels + tile_p - 1) / tile_p * (out_blocks / blocks) * spec.batch;
+  const std::string parallel =
+      parallel_in_tasks(output, tasks, tile_count, tile_p * blocks * b_lanes * spec.in_channels / kMacsPerElement, tile);
+  acc.compute_at(output, tile).vectorize(b).unroll(p).unroll(ob);
+  acc.update().reorder(b, p, ob, c, n).vectorize(b).unroll(p).unroll(ob);
+  kernel.output = output;
+  kernel.schedule = std::string("pointwise conv ") + (spec.input_blocked ? "nchwc" : "nchw") + " -> nchw" +
+                    std::to_string(b_lanes) + "c: tile " + std::to_string(tile_p) + " pixels x " + std::to_string(blocks) +
+                    "x" + std::to_string(b_lanes) + " channels, tiles " + parallel +
+                    (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));
+  return kernel;
+}
+
+}  // namespace aotc::gen
