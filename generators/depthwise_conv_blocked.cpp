@@ -11,6 +11,9 @@ using Halide::Expr;
 using Halide::Func;
 using Halide::Var;
 
+// Affine's vectors are read by channel; add, mul and prelu operands are not taken.
+bool reads_by_channel(const PostOpSpec& p) { return p.kind == PostOpSpec::Kind::kAffine || p.operand_shape.empty(); }
+
 void require_valid(const BlockedDepthwiseSpec& s) {
   require(s.input_shape.size() == 4 && num_elements(s.input_shape) > 0, "depthwise_conv_blocked: needs [N, C, H, W]");
   require(s.block >= 1 && s.input_shape[1] % s.block == 0,
@@ -18,8 +21,8 @@ void require_valid(const BlockedDepthwiseSpec& s) {
   require(s.kernel[0] >= 1 && s.kernel[1] >= 1 && s.stride[0] >= 1 && s.stride[1] >= 1 && s.dilation[0] >= 1 &&
               s.dilation[1] >= 1,
           "depthwise_conv_blocked: kernel, stride and dilation must be positive");
-  for (const PostOpSpec& p : s.epilogue)
-    require(p.operand_shape.empty(), "depthwise_conv_blocked: no post-op operand but affine's");
+  require(std::all_of(s.epilogue.begin(), s.epilogue.end(), reads_by_channel),
+          "depthwise_conv_blocked: no post-op operand but affine's");
   const Shape out = blocked_depthwise_output_shape(s);
   require(out[2] >= 1 && out[3] >= 1, "depthwise_conv_blocked: the output is empty");
 }
@@ -36,8 +39,7 @@ Shape blocked_shape(const Shape& nchw, int block) {
 
 bool blocked_depthwise_fits(const BlockedDepthwiseSpec& s) {
   return s.input_shape.size() == 4 && s.input_shape[1] % s.block == 0 && s.stride[0] <= kMaxStagedLoadStride &&
-         s.stride[1] <= kMaxStagedLoadStride &&
-         std::all_of(s.epilogue.begin(), s.epilogue.end(), [](const PostOpSpec& p) { return p.operand_shape.empty(); });
+         s.stride[1] <= kMaxStagedLoadStride && std::all_of(s.epilogue.begin(), s.epilogue.end(), reads_by_channel);
 }
 
 Shape blocked_depthwise_output_shape(const BlockedDepthwiseSpec& s) {

@@ -34,7 +34,7 @@ bool blocked_pointwise_fits(const BlockedPointwiseSpec& s) {
   if (s.block < 1 || s.out_channels % s.block != 0 || (s.input_blocked && s.in_channels % s.block != 0)) return false;
   return std::all_of(s.epilogue.begin(), s.epilogue.end(), [&](const PostOpSpec& p) {
     if (p.kind == PostOpSpec::Kind::kAdd || p.kind == PostOpSpec::Kind::kMul) return whole_output_operand(s, p);
-    return p.operand_shape.empty();
+    return p.kind == PostOpSpec::Kind::kAffine || p.operand_shape.empty();
   });
 }
 
@@ -69,7 +69,7 @@ Kernel pointwise_conv_blocked(const BlockedPointwiseSpec& spec, const Halide::Ta
   Expr value = acc(b, p, ob, n);
   for (const PostOpSpec& post : spec.epilogue) {
     PostOpSpec blocked = post;
-    if (!post.operand_shape.empty()) {
+    if (post.kind == PostOpSpec::Kind::kAdd || post.kind == PostOpSpec::Kind::kMul) {
       blocked.operand_shape = out_shape;
       value = apply_epilogue(value, {blocked}, {n, ob, p, b}, out_shape, kernel.inputs);
     } else {

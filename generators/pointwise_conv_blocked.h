@@ -24,7 +24,8 @@ struct BlockedPointwiseSpec {
   int block = 16;              // B (channel_block(target))
   bool input_blocked = false;  // the input in NCHWc (C a multiple of B) rather than NCHW
   bool has_bias = false;
-  // Post-ops: add and mul only with an operand of the output's shape [N, O, P].
+  // Post-ops: add and mul only with an operand of the output's shape [N, O, P],
+  // no prelu.
   std::vector<PostOpSpec> epilogue;
 };
 

@@ -54,7 +54,20 @@ struct ChoiceRecord {
   std::string chosen;
   std::string by;     // "tuning cache", "cost model", "rules", "only candidate"
   std::string rules;  // what the rules would choose
+  std::string fastest_alone;  // the fastest by itself, ignoring the layout conversions it would cause
+  std::vector<std::string> conversions;  // the layout conversions the chosen one makes
   std::vector<Option> candidates;
+};
+
+// The plan over the whole chain (backends/halide/group_plan.h), in µs of one
+// run on one thread, summed over the groups whose every candidate has a time
+// (measured by the tuning cache or predicted by the cost model).
+struct PlanTotals {
+  int groups = 0;  // groups with candidates
+  int costed = 0;  // of which every candidate has a time
+  double chosen_us = 0;         // the plan's choices, with the layout conversions they cost
+  double all_direct_us = 0;     // every group a direct convolution in NCHW
+  double fastest_alone_us = 0;  // each group's fastest candidate, conversions ignored
 };
 
 struct TensorInfo {
@@ -68,6 +81,7 @@ struct LoweredModel {
   std::vector<KernelSource> kernels;
   std::vector<KernelCall> calls;
   std::vector<ChoiceRecord> choices;  // per node with candidates, in execution order
+  PlanTotals plan;
   std::vector<uint8_t> weights;  // pre-packed constants; every entry 64-byte aligned
   int64_t arena_bytes = 0;
   int64_t lower_bound_bytes = 0;  // the memory plan's liveness lower bound

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "backends/halide/group_plan.h"
 #include "backends/halide/halide_backend.h"
 #include "frontends/frontend.h"
 #include "ir/printer.h"
@@ -45,6 +46,7 @@ struct Options {
   PipelineOptions pipeline;
   std::string passes_list;
   std::string conv_algorithm = "auto";
+  std::string layouts = "nchw";
   std::string weights = "embedded";
   bool tune = false;
   std::string tuning_cache_path;
@@ -52,15 +54,17 @@ struct Options {
 
   HalideLoweringOptions lowering() const {
     return {.winograd = conv_algorithm == "auto",
+            .blocked_layouts = layouts == "auto",
             .tuning = tuning_cache_path.empty() && !tune ? nullptr : &tuning_cache,
             .target = target};
   }
-  // The memory plan the library of these options uses.
-  MemoryPlan plan(const Graph& g) const {
-    return plan_memory(g, 64, [options = lowering()](const Graph& graph, const Node& node) {
-      return halide_scratch_bytes(graph, node, options);
+  // The memory plan the library of these options uses, with `groups` = plan_groups(g, lowering()).
+  MemoryPlan plan(const Graph& g, const GroupPlan& groups) const {
+    return plan_memory(g, 64, [&groups](const Graph& graph, const Node& node) {
+      return halide_scratch_bytes(groups, static_cast<size_t>(&node - graph.nodes.data()));
     });
   }
+  MemoryPlan plan(const Graph& g) const { return plan(g, plan_groups(g, lowering())); }
 };
 
 // `s` left-aligned in a column of `width` characters (at least one space after).
@@ -209,8 +213,9 @@ void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::tim
   std::filesystem::create_directories(work.path, ec);
   if (ec) fail(ExitCode::kIo, work.path.string(), ": cannot create a work directory (", ec.message(), ")");
 
-  const MemoryPlan plan = opt.plan(g);
-  LoweredModel model = lower_to_halide(g, plan, opt.lowering());
+  const GroupPlan groups = plan_groups(g, opt.lowering());
+  const MemoryPlan plan = opt.plan(g, groups);
+  LoweredModel model = lower_to_halide(g, plan, groups);
   const int jobs = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::cout << "aotc: compiling " << model.kernels.size() << " kernels for " << model.calls.size() << " layers of "
             << g.name << " (" << target << ", " << jobs << " jobs)\n";
@@ -253,6 +258,11 @@ int run(int argc, char** argv) {
                  "auto: Winograd F(4x4,3x3) for the 3x3 stride-1 convolutions where it was measured faster, direct "
                  "convolution elsewhere; direct: direct convolution everywhere (default: auto)")
       ->check(CLI::IsMember({"auto", "direct"}));
+  app.add_option("--layouts", opt.layouts,
+                 "nchw: every convolution reads and writes NCHW; auto: channel-blocked (NCHWc) depthwise and 1x1 "
+                 "convolutions are candidates too, chosen by the tuning cache (--tune) over the whole chain, layout "
+                 "conversions counted (default: nchw)")
+      ->check(CLI::IsMember({"nchw", "auto"}));
   app.add_option("--weights", opt.weights,
                  "embedded: the weights are linked into the library; external: written to <name>.weights beside it "
                  "and passed to each run (aotc_<name>_run_with_weights), e.g. mmapped from another partition "

@@ -10,7 +10,8 @@
 //   value (as every pass does) copies no weights.
 //
 // Layout: all tensors are logically NCHW (the exported semantics). Physical
-// layouts are a code-generation decision recorded on the tensor.
+// layouts are a code-generation decision: the plan over the chain
+// (plan/choose_layouts.h) says how the backend stores each tensor.
 #pragma once
 
 #include <array>
@@ -25,9 +26,8 @@ namespace aotc {
 enum class DType : uint8_t { F32 };
 
 enum class Layout : uint8_t {
-  kNCHW,  // the logical layout of every tensor as exported
-  kNHWC,
-  kNCHWc, // channel-blocked (block size decided by code generation)
+  kNCHW,   // the logical layout of every tensor as exported
+  kNCHWc,  // channel-blocked [N, C/B, H, W, B] (B decided by code generation)
 };
 
 using Shape = std::vector<int64_t>;

@@ -42,8 +42,16 @@ std::string report_json(const LoweredModel& model, const CompiledObjects& object
                        {"chosen", c.chosen},
                        {"by", c.by},
                        {"rules", c.rules},
+                       {"fastest_alone", c.fastest_alone},
+                       {"conversions", c.conversions},
                        {"candidates", candidates}});
   }
+  const PlanTotals& p = model.plan;
+  const nlohmann::ordered_json plan = {{"groups", p.groups},
+                                       {"costed_groups", p.costed},
+                                       {"chosen_us", p.chosen_us},
+                                       {"all_direct_us", p.all_direct_us},
+                                       {"fastest_alone_us", p.fastest_alone_us}};
   double flops = 0;
   for (const KernelCall& call : model.calls) flops += call.flops;
   nlohmann::ordered_json inputs = nlohmann::ordered_json::array(), outputs = nlohmann::ordered_json::array();
@@ -76,6 +84,7 @@ std::string report_json(const LoweredModel& model, const CompiledObjects& object
       {"layers", layers},
       {"kernels", kernels},
       {"choices", choices},
+      {"plan", plan},
   };
   return report.dump(2) + "\n";
 }
@@ -129,6 +138,14 @@ std::string report_summary(const LoweredModel& model, const CompiledObjects& obj
       separator = ", ";
     }
     os << "\n";
+    const PlanTotals& p = model.plan;
+    if (p.costed > 0) {
+      std::snprintf(line, sizeof line,
+                    "plan over the chain (%d of %d groups timed or predicted, one thread): %.0f us with its layout "
+                    "conversions; all direct NCHW %.0f us; each group's fastest alone %.0f us, conversions ignored\n",
+                    p.costed, p.groups, p.chosen_us, p.all_direct_us, p.fastest_alone_us);
+      os << line;
+    }
   }
   return os.str();
 }

@@ -14,7 +14,9 @@ namespace aotc {
 // candidate for (backends/halide/conv_candidates.h, with `options`): JIT-compiles
 // each candidate's kernels for `target` (this machine's), runs them on random
 // inputs and the node's own weights, checks the output against the reference
-// evaluator, and records the median time of one run on one thread in `cache`.
+// evaluator, and records the median time of one run on one thread in `cache`;
+// a candidate taking a tensor in NCHWc gets it converted on the host, and the
+// conversions of such tensors are timed both ways (group_plan.h).
 // Prints a line per node to `log`. Throws InternalError when a candidate's
 // output is wrong (a bug in its kernels).
 void tune(const Graph& g, const HalideLoweringOptions& options, const std::string& target, TuningCache& cache,

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """Libraries whose implementations a tuning cache chose, against the reference evaluator.
 
-aotc compiles MODEL three times: by its rules; with --tune (times measured on this machine);
-and with a tuning cache written here that makes, for every node with more than one
-candidate, a candidate the rules do not choose the fastest. The third library must run
-those other candidates (its report says so, "by": "tuning cache"). Each library is linked
+aotc compiles MODEL four times: by its rules; with --tune (times measured on this machine);
+with --layouts=auto and a tuning cache written here that makes, for every node with more
+than one candidate, a candidate the rules do not choose the fastest, a channel-blocked
+(NCHWc) one wherever it fits; and with --tune --layouts=auto. The third library must run
+those other candidates (its report says so, "by": "tuning cache"), each kind of blocked one
+somewhere, with the layout conversions between them. Each library is linked
 into tools/run_library.c and run on one fresh random input; each output must be within
 1e-4 of max(1, its largest magnitude) of `aotc MODEL --emit=run --passes=` (the reference
 evaluator on the unoptimised graph).
@@ -22,7 +24,7 @@ import numpy as np
 from model_runs import random_inputs, run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "tools"))
-from other_choices import write_other_choices_cache  # noqa: E402
+from other_choices import BLOCKED, write_other_choices_cache  # noqa: E402
 
 TOLERANCE = 1e-4
 
@@ -71,11 +73,15 @@ def main():
         raise SystemExit(f"FAILED: {args.model} has no node with more than one candidate")
     cache = args.workdir / "other_choices.json"
     write_other_choices_cache(rules, cache)
-    other = build("other_choices", "--tuning-cache", cache)
+    other = build("other_choices", "--tuning-cache", cache, "--layouts=auto")
     for before, after in zip(rules["choices"], other["choices"]):
-        if len(before["candidates"]) > 1 and (after["chosen"] == before["chosen"] or after["by"] != "tuning cache"):
+        if len(after["candidates"]) > 1 and (after["chosen"] == before["chosen"] or after["by"] != "tuning cache"):
             raise SystemExit(f"FAILED: {after['node']} still runs {after['chosen']} ({after['by']})")
-        print(f"{after['node']}: {before['chosen']} -> {after['chosen']}")
+        print(f"{after['node']}: {before['chosen']} -> {after['chosen']} {' '.join(after['conversions'])}")
+    blocked = {c["chosen"] for c in other["choices"] if "nchwc" in c["chosen"]}
+    if blocked != set(BLOCKED):
+        raise SystemExit(f"FAILED: the channel-blocked candidates that ran are {sorted(blocked)}, not {BLOCKED}")
+    build("blocked_tuned", "--tune", "--layouts=auto")
     print("PASSED")
 
 

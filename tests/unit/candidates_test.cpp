@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "backends/halide/conv_candidates.h"
+#include "backends/halide/group_plan.h"
 #include "ir/parser.h"
 #include "support/error.h"
 #include "tune/tune.h"
@@ -47,6 +48,17 @@ TEST(ConvCandidates, OfferedWhereTheyApply) {
   EXPECT_EQ(names(conv_candidates(dw, dw.nodes[0], {})), (std::vector<std::string>{"direct"}));
   const Graph c5 = conv_graph(16, 28, 32, 5);
   EXPECT_EQ(names(conv_candidates(c5, c5.nodes[0], {})), (std::vector<std::string>{"direct"}));
+  // Channel-blocked ones where asked for, when the channels fill blocks of the
+  // target's vector (16 floats with AVX-512, 8 with AVX2).
+  const HalideLoweringOptions blocked{.blocked_layouts = true, .target = "x86-64-linux-avx512"};
+  EXPECT_EQ(names(conv_candidates(c1, c1.nodes[0], blocked)),
+            (std::vector<std::string>{"pointwise-gemm", "pointwise-to-nchwc", "nchwc-pointwise", "direct"}));
+  EXPECT_EQ(names(conv_candidates(dw, dw.nodes[0], blocked)), (std::vector<std::string>{"nchwc-depthwise", "direct"}));
+  const Graph dw24 = conv_graph(24, 28, 24, 3, 24);
+  EXPECT_EQ(names(conv_candidates(dw24, dw24.nodes[0], blocked)), (std::vector<std::string>{"direct"}));
+  EXPECT_EQ(names(conv_candidates(dw24, dw24.nodes[0], {.blocked_layouts = true, .target = kTarget})),
+            (std::vector<std::string>{"nchwc-depthwise", "direct"}));
+  EXPECT_EQ(names(conv_candidates(c3, c3.nodes[0], blocked)), (std::vector<std::string>{"winograd-f4x4", "direct"}));
 }
 
 TEST(ConvCandidates, RulesChooseWhereTheCostModelCannot) {
@@ -102,7 +114,7 @@ TEST(ConvCandidates, TuningCacheChoosesTheFastestWhenItTimesEveryCandidate) {
   EXPECT_EQ(choice.by, "rules");
   EXPECT_EQ(choice.candidates[choice.chosen].name, "winograd-f4x4");
   EXPECT_EQ(choice.measured_us[1], 50);
-  EXPECT_GT(halide_scratch_bytes(c3, c3.nodes[0], options), 0);
+  EXPECT_GT(halide_scratch_bytes(plan_groups(c3, options), 0), 0);
 
   cache.times_us[key]["winograd-f4x4"] = 80;
   choice = conv_choice(c3, c3.nodes[0], options);
@@ -111,7 +123,7 @@ TEST(ConvCandidates, TuningCacheChoosesTheFastestWhenItTimesEveryCandidate) {
   EXPECT_EQ(choice.candidates[choice.by_rules].name, "winograd-f4x4");
   EXPECT_EQ(choice.measured_us[0], 80);
   // Direct needs no scratch: the memory plan follows the choice.
-  EXPECT_EQ(halide_scratch_bytes(c3, c3.nodes[0], options), 0);
+  EXPECT_EQ(halide_scratch_bytes(plan_groups(c3, options), 0), 0);
 
   cache.times_us[key]["winograd-f4x4"] = 50;  // a tie keeps the rules' choice
   choice = conv_choice(c3, c3.nodes[0], options);

@@ -257,7 +257,7 @@ class Generator:
         pad[2] = pad[0] if self.rng.random() < 0.7 else self.rng.randrange(0, kh + 1)
         pad[3] = pad[1] if self.rng.random() < 0.7 else self.rng.randrange(0, kw + 1)
         if self.rng.random() < 0.2:  # a plain 1x1 conv, which has a GEMM kernel of its own
-            groups, o, (kh, kw), stride, pad = 1, self.choice([1, 8, 10, 16, 24]), (1, 1), [1, 1], [0, 0, 0, 0]
+            groups, o, (kh, kw), stride, pad = 1, self.choice([1, 8, 10, 16, 24, 32]), (1, 1), [1, 1], [0, 0, 0, 0]
         oh = window_extent(h, kh, stride[0], pad[0], pad[2], dilation[0])
         ow = window_extent(w, kw, stride[1], pad[1], pad[3], dilation[1])
         if oh < 1 or ow < 1 or n * o * oh * ow > MAX_ELEMENTS:
@@ -519,9 +519,11 @@ class Generator:
     # -- the graph --
 
     def input_shape(self):
-        kind = self.choice(["4d"] * 8 + ["deep", "deep", "wide", "strided", "2d", "3d", "5d", "1d"])
+        kind = self.choice(["4d"] * 8 + ["deep", "deep", "blocked", "wide", "strided", "2d", "3d", "5d", "1d"])
         if kind == "deep":  # enough channels and pixels for the Winograd convolution
             return [1, self.choice([16, 24, 32]), self.choice([14, 15, 16]), self.choice([16, 19])]
+        if kind == "blocked":  # channels that fill NCHWc blocks (16 floats with AVX-512, 8 with AVX2, 4 on ARM)
+            return [1, self.choice([16, 32, 48]), self.choice([5, 8, 13]), self.choice([7, 12, 19])]
         if kind == "strided":  # rows that strided convs stage as column phases (32+ outputs)
             return [1, self.choice([1, 2, 3, 4]), self.choice([5, 7, 9]), self.choice([70, 99, 131])]
         if kind == "wide":  # rows too wide for a schedule to stage on the stack

@@ -83,11 +83,14 @@ Choice choose(std::vector<Candidate> candidates, const std::string& key, const T
   }
   std::vector<double> predicted;
   for (const Candidate& c : choice.candidates) predicted.push_back(c.predicted_us);
-  const bool all_predicted = std::all_of(predicted.begin(), predicted.end(), [](double us) { return std::isfinite(us); });
-  if (!all_timed && !all_predicted) return choice;
+  // The cost model chooses among the candidates it predicts, when it predicts
+  // the rules' choice and one more.
+  const bool model_decides = std::isfinite(predicted[choice.by_rules]) &&
+                             std::count_if(predicted.begin(), predicted.end(), [](double us) { return std::isfinite(us); }) > 1;
+  if (!all_timed && !model_decides) return choice;
   const std::vector<double>& costs = all_timed ? choice.measured_us : predicted;
   for (size_t i = 0; i < n; ++i)
-    if (costs[i] < costs[choice.chosen]) choice.chosen = i;
+    if (costs[i] < costs[choice.chosen]) choice.chosen = i;  // false for NaN
   choice.by = all_timed ? "tuning cache" : "cost model";
   return choice;
 }

@@ -25,6 +25,9 @@ struct StepArg {
   int packed = 0;        // kPacked: index into Candidate::packed
   int64_t offset = 0;    // kScratch: bytes into the node's scratch
   Shape shape;           // the dense view the kernel sees (a tensor's own bytes, reshaped)
+  // kTensor: the layout the kernel reads or writes the tensor's bytes in
+  // (kNCHWc: blocks of the target's gen::channel_block).
+  Layout layout = Layout::kNCHW;
 };
 
 // One kernel call of a candidate.
@@ -75,8 +78,9 @@ const Tensor& constant_input(const Graph& g, const Node& node, size_t i, const c
 
 // Picks among `candidates` for the node of description `key`: the fastest
 // measured when the cache has a time for every candidate; else, when the cost
-// model predicts every candidate's time, the fastest predicted; else the first
-// the rules prefer. Ties keep the rules' choice.
+// model predicts the time of the rules' choice and of another, the fastest
+// predicted (candidates it does not predict are left out); else the first the
+// rules prefer. Ties keep the rules' choice.
 Choice choose(std::vector<Candidate> candidates, const std::string& key, const TuningCache* cache);
 
 }  // namespace aotc

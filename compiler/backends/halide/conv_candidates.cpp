@@ -8,7 +8,9 @@
 #include <optional>
 
 #include "generators/conv2d.h"
+#include "generators/depthwise_conv_blocked.h"
 #include "generators/pointwise_conv.h"
+#include "generators/pointwise_conv_blocked.h"
 #include "generators/winograd_conv.h"
 #include "ir/printer.h"
 #include "support/error.h"
@@ -62,7 +64,9 @@ double predicted_us(double flops, int64_t reduction, const gen::ScheduleShape& s
 }
 
 StepArg tensor_arg(const Graph& g, TensorId id) { return {StepArg::Kind::kTensor, id, 0, 0, g.tensor(id).shape}; }
-StepArg tensor_view(TensorId id, Shape view) { return {StepArg::Kind::kTensor, id, 0, 0, std::move(view)}; }
+StepArg tensor_view(TensorId id, Shape view, Layout layout = Layout::kNCHW) {
+  return {StepArg::Kind::kTensor, id, 0, 0, std::move(view), layout};
+}
 StepArg packed_arg(int index) { return {StepArg::Kind::kPacked, -1, index, 0, {}}; }
 StepArg scratch_arg(int64_t offset, Shape shape) { return {StepArg::Kind::kScratch, -1, 0, offset, std::move(shape)}; }
 
@@ -94,14 +98,18 @@ Candidate direct(const Graph& g, const Node& node, const gen::Conv2dSpec& spec, 
   return c;
 }
 
+// A 1x1 convolution with stride 1, no padding and one group: a matrix product.
+bool is_pointwise(const gen::Conv2dSpec& conv) {
+  return conv.kernel == std::array<int, 2>{1, 1} && conv.stride == std::array<int, 2>{1, 1} &&
+         conv.pad == std::array<int, 4>{0, 0, 0, 0} && conv.groups == 1;
+}
+
 // A 1x1 convolution as a GEMM over flattened pixels: the input, output and
 // epilogue operands are passed as [N, C, H*W] views of the same bytes. None
 // when the conv or an epilogue operand does not fit that view.
 std::optional<Candidate> pointwise_gemm(const Graph& g, const Node& node, const gen::Conv2dSpec& conv,
                                         const Halide::Target& target) {
-  if (conv.kernel != std::array<int, 2>{1, 1} || conv.stride != std::array<int, 2>{1, 1} ||
-      conv.pad != std::array<int, 4>{0, 0, 0, 0} || conv.groups != 1)
-    return std::nullopt;
+  if (!is_pointwise(conv)) return std::nullopt;
   const Tensor& w = constant_input(g, node, 1, "weight");
   const Shape& x = conv.input_shape;
   gen::PointwiseConvSpec spec;
@@ -144,6 +152,93 @@ std::optional<Candidate> pointwise_gemm(const Graph& g, const Node& node, const 
   c.preferred_by_rules = gen::use_pointwise_conv(spec.pixels, spec.out_channels);
   c.predicted_us = predicted_us(step.flops, spec.in_channels, gen::pointwise_conv_schedule_shape(spec, target));
   c.packed.push_back([spec, data = w.data] { return gen::pack_pointwise_conv_weights(spec, data->data()); });
+  c.steps.push_back(std::move(step));
+  return c;
+}
+
+// A depthwise convolution in NCHWc: reads its input and writes its output
+// channel-blocked, so it pays off only where its neighbours agree on the
+// layout (the plan over the chain counts the conversions).
+std::optional<Candidate> blocked_depthwise(const Graph& g, const Node& node, const gen::Conv2dSpec& conv,
+                                           const Halide::Target& target) {
+  const Shape& x = conv.input_shape;
+  if (x.size() != 4 || conv.groups != x[1] || conv.out_channels != x[1]) return std::nullopt;
+  gen::BlockedDepthwiseSpec spec;
+  spec.input_shape = x;
+  spec.block = gen::channel_block(target);
+  spec.kernel = conv.kernel;
+  spec.stride = conv.stride;
+  spec.dilation = conv.dilation;
+  spec.pad = conv.pad;
+  spec.has_bias = conv.has_bias;
+  spec.epilogue = conv.epilogue;
+  if (!gen::blocked_depthwise_fits(spec)) return std::nullopt;
+  const Shape out = g.tensor(node.outputs[0]).shape;
+  KernelStep step;
+  step.key = node_description(g, node) + " nchw" + std::to_string(spec.block) + "c";
+  step.suffix = "depthwise_nchwc";
+  step.ops = op_signature(node) + " (nchwc)";
+  step.build = [spec](const Halide::Target& t) { return gen::depthwise_conv_blocked(spec, t); };
+  step.args = {tensor_view(node.inputs[0], gen::blocked_shape(x, spec.block), Layout::kNCHWc), packed_arg(0)};
+  bias_and_operand_args(g, node, spec.has_bias, step.args);  // bias and affine vectors, by channel
+  step.args.push_back(tensor_view(node.outputs[0], gen::blocked_shape(out, spec.block), Layout::kNCHWc));
+  const double outputs = static_cast<double>(num_elements(out));
+  step.flops = 2 * outputs * conv.kernel[0] * conv.kernel[1] + outputs * static_cast<double>(node.epilogue.size());
+  Candidate c;
+  c.name = "nchwc-depthwise";
+  c.packed.push_back([spec, data = constant_input(g, node, 1, "weight").data] {
+    return gen::pack_blocked_depthwise_weights(spec, data->data());
+  });
+  c.steps.push_back(std::move(step));
+  return c;
+}
+
+// A 1x1 convolution writing NCHWc, from an NCHW input ("pointwise-to-nchwc")
+// or an NCHWc one ("nchwc-pointwise"); add and mul operands of the whole
+// output are read in NCHWc too.
+std::optional<Candidate> blocked_pointwise(const Graph& g, const Node& node, const gen::Conv2dSpec& conv,
+                                           bool input_blocked, const Halide::Target& target) {
+  if (!is_pointwise(conv)) return std::nullopt;
+  const Shape& x = conv.input_shape;
+  gen::BlockedPointwiseSpec spec;
+  spec.batch = x[0];
+  spec.in_channels = x[1];
+  spec.pixels = x[2] * x[3];
+  spec.out_channels = conv.out_channels;
+  spec.block = gen::channel_block(target);
+  spec.input_blocked = input_blocked;
+  spec.has_bias = conv.has_bias;
+  spec.epilogue = conv.epilogue;
+  const Shape out = g.tensor(node.outputs[0]).shape;
+  // Add and mul operands are taken whole (the output's shape), as [N, O, P].
+  for (gen::PostOpSpec& p : spec.epilogue)
+    if (p.operand_shape == out) p.operand_shape = {out[0], out[1], spec.pixels};
+  if (!gen::blocked_pointwise_fits(spec)) return std::nullopt;
+  const int64_t b = spec.block;
+  const Shape blocked_out{out[0], out[1] / b, spec.pixels, b};
+  KernelStep step;
+  step.key = node_description(g, node) + (input_blocked ? " nchw" : " nchw -> nchw") + std::to_string(b) + "c";
+  step.suffix = input_blocked ? "pointwise_nchwc" : "pointwise_to_nchwc";
+  step.ops = op_signature(node) + (input_blocked ? " (nchwc)" : " (to nchwc)");
+  step.build = [spec](const Halide::Target& t) { return gen::pointwise_conv_blocked(spec, t); };
+  step.args = {input_blocked ? tensor_view(node.inputs[0], {x[0], x[1] / b, spec.pixels, b}, Layout::kNCHWc)
+                             : tensor_view(node.inputs[0], {x[0], x[1], spec.pixels}),
+               packed_arg(0)};
+  if (spec.has_bias) step.args.push_back(tensor_arg(g, node.inputs[2]));
+  size_t operand = node.op_operand_count();
+  for (const PostOp& p : node.epilogue)
+    for (TensorId id : node.post_op_operands(p)) {
+      AOTC_CHECK(node.inputs[operand++] == id, "epilogue operands of ", node.name, " out of order");
+      step.args.push_back(p.kind == PostOpKind::kAffine ? tensor_arg(g, id) : tensor_view(id, blocked_out, Layout::kNCHWc));
+    }
+  step.args.push_back(tensor_view(node.outputs[0], blocked_out, Layout::kNCHWc));
+  const double outputs = static_cast<double>(num_elements(out));
+  step.flops = 2 * outputs * static_cast<double>(spec.in_channels) + outputs * static_cast<double>(node.epilogue.size());
+  Candidate c;
+  c.name = input_blocked ? "nchwc-pointwise" : "pointwise-to-nchwc";
+  c.packed.push_back([spec, data = constant_input(g, node, 1, "weight").data] {
+    return gen::pack_blocked_pointwise_weights(spec, data->data());
+  });
   c.steps.push_back(std::move(step));
   return c;
 }
@@ -211,6 +306,12 @@ std::vector<Candidate> conv_candidates(const Graph& g, const Node& node, const H
   const Halide::Target target(halide_target_string(options.target));
   std::vector<Candidate> candidates;
   if (std::optional<Candidate> c = pointwise_gemm(g, node, spec, target)) candidates.push_back(std::move(*c));
+  if (options.blocked_layouts) {
+    for (bool input_blocked : {false, true})
+      if (std::optional<Candidate> c = blocked_pointwise(g, node, spec, input_blocked, target))
+        candidates.push_back(std::move(*c));
+    if (std::optional<Candidate> c = blocked_depthwise(g, node, spec, target)) candidates.push_back(std::move(*c));
+  }
   if (options.winograd)
     if (std::optional<Candidate> c = winograd(g, node, spec)) candidates.push_back(std::move(*c));
   candidates.push_back(direct(g, node, spec, target));

@@ -36,6 +36,10 @@ struct HalideLoweringOptions {
   // Winograd F(4x4, 3x3) is a candidate for 3x3 stride-1 convolutions; false:
   // direct convolution everywhere (aotc --conv-algorithm=direct).
   bool winograd = true;
+  // Channel-blocked (NCHWc) convolutions are candidates too (aotc
+  // --layouts=auto); the plan over the chain (group_plan.h) weighs them with
+  // the layout conversions they cause.
+  bool blocked_layouts = false;
   // Measured times of candidates (aotc --tuning-cache): where it times every
   // candidate of a node, the fastest runs; elsewhere the cost model or the
   // rules choose (backends/halide/candidates.h, choose()).
@@ -44,14 +48,18 @@ struct HalideLoweringOptions {
   std::string target = "host";
 };
 
-// The arena scratch `node`'s chosen kernels need during its step (plan_memory's
-// ScratchBytes): a Winograd convolution's transformed input and output.
-int64_t halide_scratch_bytes(const Graph& g, const Node& node, const HalideLoweringOptions& options);
+struct GroupPlan;
+
+// The arena scratch the kernels `groups` chose for the node at `step` need
+// during that step (plan_memory's ScratchBytes): a Winograd convolution's
+// transformed input and output, tensors converted to another layout.
+int64_t halide_scratch_bytes(const GroupPlan& groups, size_t step);
 
 // Maps each node to kernel calls over the memory plan, which must have been
-// made with halide_scratch_bytes for the same options. Throws
-// UserError(kUnsupported) naming the node for an op with no generator.
-LoweredModel lower_to_halide(const Graph& g, const MemoryPlan& plan, const HalideLoweringOptions& options = {});
+// made with halide_scratch_bytes of `groups` (group_plan.h: plan_groups() of
+// `g`). Throws UserError(kUnsupported) naming the node for an op with no
+// generator.
+LoweredModel lower_to_halide(const Graph& g, const MemoryPlan& plan, const GroupPlan& groups);
 
 struct CompiledObjects {
   std::vector<std::string> objects;         // kernel objects, then the Halide runtime's

@@ -10,7 +10,7 @@
 #include <map>
 
 #include "backends/halide/candidates.h"
-#include "backends/halide/conv_candidates.h"
+#include "backends/halide/group_plan.h"
 #include "backends/halide/halide_backend.h"
 #include "generators/concat.h"
 #include "generators/conv_transpose2d.h"
@@ -34,12 +34,12 @@ constexpr int64_t kBlobAlignment = 64;
 // Builds the LoweredModel node by node.
 class Lowering {
  public:
-  Lowering(const Graph& g, const MemoryPlan& plan, const HalideLoweringOptions& options)
-      : g_(g), plan_(plan), options_(options) {
+  Lowering(const Graph& g, const MemoryPlan& plan, const GroupPlan& groups) : g_(g), plan_(plan), groups_(groups) {
     for (const TensorPlacement& p : plan.placements) placement_[p.tensor] = &p;
     model_.name = g.name;
     model_.arena_bytes = plan.arena_bytes;
     model_.lower_bound_bytes = plan.lower_bound_bytes;
+    model_.plan = groups.totals;
     for (TensorId id : g.inputs) model_.inputs.push_back({g.tensor(id).name, g.tensor(id).shape});
     for (TensorId id : g.outputs) model_.outputs.push_back({g.tensor(id).name, g.tensor(id).shape});
   }
@@ -202,10 +202,11 @@ class Lowering {
 
   void lower_node(const Node& node);
 
-  // The chosen candidate of `node`'s choice, as calls over the memory plan;
+  // The candidate the plan runs for `node`, as calls over the memory plan;
   // only its weights are packed into the blob.
-  void lower_choice(const Node& node, const Choice& choice) {
-    const Candidate& c = choice.candidates[choice.chosen];
+  void lower_group(const Node& node, const PlannedGroup& group) {
+    const Choice& choice = group.choice;
+    const Candidate& c = group.run;
     std::vector<BufferRef> packed_weights;
     for (const auto& pack : c.packed) packed_weights.push_back(packed(pack()));
     const ScratchPlacement* scratch = c.scratch_bytes > 0 ? scratch_at(plan_, step_) : nullptr;
@@ -228,8 +229,14 @@ class Lowering {
       }
       add_call(layer, step.ops, kernel_for(step.key, step.suffix, step.build), std::move(args), step.flops);
     }
-    ChoiceRecord record{layer, node_description(g_, node), c.name, choice.by,
-                        choice.candidates[choice.by_rules].name, {}};
+    ChoiceRecord record{layer,
+                        node_description(g_, node),
+                        c.name,
+                        choice.by,
+                        choice.candidates[choice.by_rules].name,
+                        choice.candidates[group.fastest_alone].name,
+                        group.conversions,
+                        {}};
     for (size_t i = 0; i < choice.candidates.size(); ++i)
       record.candidates.push_back(
           {choice.candidates[i].name, choice.measured_us[i], choice.candidates[i].predicted_us});
@@ -322,7 +329,7 @@ class Lowering {
 
   const Graph& g_;
   const MemoryPlan& plan_;
-  const HalideLoweringOptions options_;
+  const GroupPlan& groups_;
   int step_ = 0;  // the node being lowered
   LoweredModel model_;
   std::map<TensorId, const TensorPlacement*> placement_;
@@ -348,7 +355,7 @@ void Lowering::lower_node(const Node& node) {
 
   switch (node.op) {
     case OpKind::Conv2d:
-      lower_choice(node, conv_choice(g_, node, options_));
+      lower_group(node, groups_.groups.at(static_cast<size_t>(step_)));
       return;
     case OpKind::ConvTranspose2d: {
       const auto& a = node.attr<ConvTranspose2dAttrs>();
@@ -507,14 +514,13 @@ void Lowering::lower_node(const Node& node) {
 
 }  // namespace
 
-int64_t halide_scratch_bytes(const Graph& g, const Node& node, const HalideLoweringOptions& options) {
-  if (node.op != OpKind::Conv2d) return 0;
-  const Choice choice = conv_choice(g, node, options);
-  return choice.candidates[choice.chosen].scratch_bytes;
+int64_t halide_scratch_bytes(const GroupPlan& groups, size_t step) {
+  const auto it = groups.groups.find(step);
+  return it == groups.groups.end() ? 0 : it->second.run.scratch_bytes;
 }
 
-LoweredModel lower_to_halide(const Graph& g, const MemoryPlan& plan, const HalideLoweringOptions& options) {
-  return Lowering(g, plan, options).run();
+LoweredModel lower_to_halide(const Graph& g, const MemoryPlan& plan, const GroupPlan& groups) {
+  return Lowering(g, plan, groups).run();
 }
 
 }  // namespace aotc
