@@ -133,6 +133,7 @@ def bench_model(model, args, result):
             print(f"  {model}: per-layer times", flush=True)
             aotc_servers = {t: running[("aotc", t)] for t in args.threads if ("aotc", t) in running}
             layer_rows = layers.measure(aotc_servers, aotc_report, args.runs)
+            entry["plan"] = layers.plan_check(aotc_report, layer_rows)
     finally:
         servers.close_servers(running)
     for key, error in entry["errors"].items():

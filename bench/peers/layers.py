@@ -7,6 +7,9 @@ layer's floors, and summed by layer kind (the report's `ops`, e.g. conv2d+relu, 
 A layer cannot run faster than the larger of its two floors on this machine (except for
 cache-resident data); the gap between its time and that floor is what a better kernel or
 schedule could win.
+
+The plan over the chain (the report's `plan`) predicts the time of the groups it could
+cost on one thread; `plan_check` puts it beside those groups' measured time in the model.
 """
 
 import statistics
@@ -55,3 +58,12 @@ def by_kind(rows):
         k["bandwidth_floor_us"] += row["bandwidth_floor_us"]
         k["floor_us"] += max(row["flop_floor_us"], row["bandwidth_floor_us"])
     return sorted(kinds.values(), key=lambda k: -k["us"])
+
+
+def plan_check(report, rows):
+    """The report's plan total (one thread, µs, over the groups it timed or predicted)
+    against the same groups' time in the model, per thread count."""
+    costed = {c["node"] for c in report["choices"] if c["by"] in ("tuning cache", "cost model")}
+    return {"groups": len(costed), "predicted_us": report["plan"]["chosen_us"],
+            "measured_us": {threads: sum(r["median_us"] for r in layer_rows if r["layer"] in costed)
+                            for threads, layer_rows in rows.items()}}

@@ -104,6 +104,11 @@ def print_kinds(result):
               f"{sum(k['bandwidth_floor_us'] for k in rows) / 1e3:9.2f} {total / floor:9.1f}x")
         print(f"(sum of per-layer medians {total / 1e3:.2f} ms; median whole run {fmt(run_ms, '.2f')} ms "
               "without the hook)")
+    plan = result["models"][model].get("plan")
+    if plan:
+        measured = ", ".join(f"{us / 1e3:.2f} ms on {t} thread(s)" for t, us in plan["measured_us"].items())
+        print(f"\n{model}: the plan over the chain predicted {plan['predicted_us'] / 1e3:.2f} ms (one thread) for "
+              f"the {plan['groups']} groups it costed; measured in the model: {measured}")
 
 
 def print_fixed_cost(fixed):
