@@ -25,7 +25,7 @@ ROOT = HERE.parent.parent
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--models", default=",".join(MODELS), help=f"comma-separated (default: all: %(default)s)")
+    p.add_argument("--models", default=",".join(MODELS), help="comma-separated (default: all: %(default)s)")
     p.add_argument("--threads", default="1,2", help="thread counts (default %(default)s)")
     p.add_argument("--runs", type=int, default=30, help="timed runs per system, thread count and repetition")
     p.add_argument("--repeats", type=int, default=2, help="repetitions; the best median is kept")

@@ -6,7 +6,6 @@ relu(relu(x)) into one node), timed like the real models. The median run time is
 in L: t(L) = per_run + L * per_layer, so two chain lengths give both terms.
 """
 
-from pathlib import Path
 
 import numpy as np
 
