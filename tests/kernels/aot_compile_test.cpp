@@ -89,6 +89,17 @@ std::vector<std::pair<std::string, Generator>> generators() {
       {"depth_to_space", [](const Halide::Target& t) { return gen::depth_to_space({{1, 8, 5, 6}, 2, {}}, t); }},
       {"transpose_tiled", [](const Halide::Target& t) { return gen::transpose({{1, 9, 10, 12}, {0, 3, 1, 2}, {}}, t); }},
       {"transpose_interleaved", [](const Halide::Target& t) { return gen::transpose({{1, 3, 6, 20}, {0, 2, 3, 1}, {}}, t); }},
+      {"depthwise_conv_blocked", [](const Halide::Target& t) {
+         gen::BlockedDepthwiseSpec s;
+         s.input_shape = {1, 32, 9, 9};
+         s.block = gen::channel_block(t);
+         s.stride = {2, 2};
+         s.pad = {1, 1, 1, 1};
+         return gen::depthwise_conv_blocked(s, t);
+       }},
+      {"pointwise_conv_blocked", [](const Halide::Target& t) {
+         return gen::pointwise_conv_blocked({1, 32, 25, 48, gen::channel_block(t), true, true, {}}, t);
+       }},
   };
 }
 
