@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "generators/conv2d.h"
 #include "generators/epilogue.h"
 
 namespace aotc::gen {
@@ -18,13 +19,9 @@ void require_valid(const BlockedDepthwiseSpec& s) {
   require(s.input_shape.size() == 4 && num_elements(s.input_shape) > 0, "depthwise_conv_blocked: needs [N, C, H, W]");
   require(s.block >= 1 && s.input_shape[1] % s.block == 0,
           "depthwise_conv_blocked: channels must be a multiple of the block");
-  require(s.kernel[0] >= 1 && s.kernel[1] >= 1 && s.stride[0] >= 1 && s.stride[1] >= 1 && s.dilation[0] >= 1 &&
-              s.dilation[1] >= 1,
-          "depthwise_conv_blocked: kernel, stride and dilation must be positive");
   require(std::all_of(s.epilogue.begin(), s.epilogue.end(), reads_by_channel),
           "depthwise_conv_blocked: no post-op operand but affine's");
-  const Shape out = blocked_depthwise_output_shape(s);
-  require(out[2] >= 1 && out[3] >= 1, "depthwise_conv_blocked: the output is empty");
+  blocked_depthwise_output_shape(s);  // checks kernel, stride, dilation, padding and a non-empty output
 }
 
 }  // namespace
@@ -43,12 +40,16 @@ bool blocked_depthwise_fits(const BlockedDepthwiseSpec& s) {
 }
 
 Shape blocked_depthwise_output_shape(const BlockedDepthwiseSpec& s) {
-  const Shape& x = s.input_shape;
-  auto extent = [](int64_t in, int k, int stride, int dilation, int before, int after) {
-    return (in + before + after - int64_t{dilation} * (k - 1) - 1) / stride + 1;
-  };
-  return {x[0], x[1], extent(x[2], s.kernel[0], s.stride[0], s.dilation[0], s.pad[0], s.pad[2]),
-          extent(x[3], s.kernel[1], s.stride[1], s.dilation[1], s.pad[1], s.pad[3])};
+  require(s.input_shape.size() == 4, "depthwise_conv_blocked: needs [N, C, H, W]");
+  Conv2dSpec conv;
+  conv.input_shape = s.input_shape;
+  conv.out_channels = s.input_shape[1];
+  conv.kernel = s.kernel;
+  conv.stride = s.stride;
+  conv.pad = s.pad;
+  conv.dilation = s.dilation;
+  conv.groups = static_cast<int>(s.input_shape[1]);
+  return conv2d_output_shape(conv);
 }
 
 PackedWeights pack_blocked_depthwise_weights(const BlockedDepthwiseSpec& spec, const float* weights) {

@@ -1,7 +1,6 @@
 #include "plan/choose_layouts.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 
 #include "support/error.h"
@@ -75,13 +74,14 @@ LayoutPlan choose_layouts(const Graph& g, const LayoutProblem& problem) {
     for (TensorId in : g.nodes[i].inputs) last_use[static_cast<size_t>(in)] = static_cast<int>(i);
   }
   const std::vector<bool> free = free_tensors(g, problem, producer, last_use);
-  const LayoutOption nchw_only;
+  const std::vector<LayoutOption> nchw_only(1);  // what a node without options does
 
   // steps[i]: the states after node i.
   std::vector<std::vector<State>> steps;
-  std::vector<State> previous = {State{}};
+  const std::vector<State> start = {State{}};
   std::vector<TensorId> previous_live;
   for (size_t i = 0; i < n; ++i) {
+    const std::vector<State>& previous = i == 0 ? start : steps[i - 1];
     const Node& node = g.nodes[i];
     const TensorId out = node.outputs[0];
     const bool out_free = free[static_cast<size_t>(out)];
@@ -89,8 +89,7 @@ LayoutPlan choose_layouts(const Graph& g, const LayoutProblem& problem) {
     for (TensorId t : previous_live)
       if (last_use[static_cast<size_t>(t)] > static_cast<int>(i)) now.push_back(t);
     if (out_free) now.push_back(out);
-    const std::vector<LayoutOption> only_nchw = {nchw_only};
-    const std::vector<LayoutOption>& options = problem.options[i].empty() ? only_nchw : problem.options[i];
+    const std::vector<LayoutOption>& options = problem.options[i].empty() ? nchw_only : problem.options[i];
 
     std::map<std::vector<Layout>, size_t> index;
     std::vector<State> next;
@@ -109,8 +108,7 @@ LayoutPlan choose_layouts(const Graph& g, const LayoutProblem& problem) {
         else if (candidate.cost < next[it->second].cost) next[it->second] = std::move(candidate);
       }
     }
-    steps.push_back(next);
-    previous = std::move(next);
+    steps.push_back(std::move(next));
     previous_live = std::move(now);
   }
 

@@ -156,8 +156,8 @@ void tune_conversions(const Graph& g, const std::vector<Candidate>& candidates, 
 }
 
 // Times every candidate of `node`, whose description is `key`, into `cache`.
-void tune_node(const Graph& g, const Node& node, const std::string& key, std::vector<Candidate> candidates,
-               const Halide::Target& target, TuningCache& cache, std::ostream& log) {
+void tune_node(const Graph& g, const Node& node, const std::string& key, const std::vector<Candidate>& candidates,
+               const Halide::Target& target, int block, TuningCache& cache, std::ostream& log) {
   std::mt19937 rng(1);
   std::normal_distribution<float> normal;
   std::map<TensorId, Halide::Buffer<float>> tensors;
@@ -178,7 +178,6 @@ void tune_node(const Graph& g, const Node& node, const std::string& key, std::ve
   std::vector<const Value*> inputs;
   for (const Value& v : values) inputs.push_back(&v);
   const Value reference = evaluate_node(g, node, inputs).at(0);
-  const int block = gen::channel_block(target);
 
   log << "aotc: tune " << g.tensor(out).name << ":";
   for (const Candidate& c : candidates) {
@@ -213,7 +212,6 @@ void tune_node(const Graph& g, const Node& node, const std::string& key, std::ve
     log << line;
   }
   log << "\n";
-  tune_conversions(g, candidates, target, block, cache, log);
 }
 
 }  // namespace
@@ -223,15 +221,16 @@ void tune(const Graph& g, const HalideLoweringOptions& options, const std::strin
   // The JIT runtime's thread pool reads this when it starts: the cache holds one-thread times.
   setenv("HL_NUM_THREADS", "1", 1);
   const Halide::Target jit_target(target);
+  const int block = gen::channel_block(jit_target);
   for (const Node& node : g.nodes) {
     if (node.op != OpKind::Conv2d) continue;
     const std::string key = node_description(g, node);
-    std::vector<Candidate> candidates = conv_candidates(g, node, options);
+    const std::vector<Candidate> candidates = conv_candidates(g, node, options);
     if (candidates.size() < 2) continue;  // nothing to choose
     const bool timed = std::all_of(candidates.begin(), candidates.end(),
                                    [&](const Candidate& c) { return cache.time(key, c.name) != nullptr; });
-    if (!timed) tune_node(g, node, key, std::move(candidates), jit_target, cache, log);
-    else tune_conversions(g, candidates, jit_target, gen::channel_block(jit_target), cache, log);
+    if (!timed) tune_node(g, node, key, candidates, jit_target, block, cache, log);
+    tune_conversions(g, candidates, jit_target, block, cache, log);
   }
 }
 

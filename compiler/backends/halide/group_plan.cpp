@@ -1,13 +1,11 @@
 #include "backends/halide/group_plan.h"
 
 #include <cmath>
-#include <limits>
 
 #include "backends/halide/conv_candidates.h"
 #include "generators/depthwise_conv_blocked.h"
 #include "generators/layout.h"
 #include "plan/choose_layouts.h"
-#include "support/error.h"
 #include "tune/tuning_cache.h"
 
 namespace aotc {
@@ -116,24 +114,29 @@ GroupPlan plan_groups(const Graph& g, const HalideLoweringOptions& options) {
   GroupPlan plan;
   LayoutProblem problem;
   problem.options.resize(g.nodes.size());
-  std::map<size_t, std::vector<double>> costs;
-  std::map<size_t, std::vector<size_t>> option_candidate;  // option -> candidate index
+  std::map<size_t, std::vector<size_t>> option_candidate;  // per planned step: option -> candidate index
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& node = g.nodes[i];
     if (node.op != OpKind::Conv2d) continue;
     PlannedGroup group;
     group.choice = conv_choice(g, node, options);
     group.fastest_alone = group.choice.chosen;
-    std::vector<double>& c = costs[i] = candidate_costs(group.choice);
+    const std::vector<double> costs = candidate_costs(group.choice);
     ++plan.totals.groups;
     // Options: the candidates with a time, else the rules' choice alone.
     std::vector<size_t>& candidate = option_candidate[i];
-    for (size_t k = 0; k < c.size(); ++k)
-      if (std::isfinite(c[k])) candidate.push_back(k);
-    if (candidate.empty()) candidate = {group.choice.chosen};
-    else ++plan.totals.costed;
+    for (size_t k = 0; k < costs.size(); ++k)
+      if (std::isfinite(costs[k])) candidate.push_back(k);
+    if (candidate.empty()) {
+      candidate = {group.choice.chosen};
+    } else {
+      ++plan.totals.costed;
+      plan.totals.fastest_alone_us += costs[group.fastest_alone];
+      for (size_t k = 0; k < costs.size(); ++k)
+        if (group.choice.candidates[k].name == "direct") plan.totals.all_direct_us += costs[k];
+    }
     for (size_t k : candidate)
-      problem.options[i].push_back(layout_option(g, node, group.choice.candidates[k], c.empty() ? 0 : c[k]));
+      problem.options[i].push_back(layout_option(g, node, group.choice.candidates[k], costs.empty() ? 0 : costs[k]));
     plan.groups.emplace(i, std::move(group));
   }
   problem.conversion_us = [&](TensorId t, Layout from, Layout to) {
@@ -147,15 +150,8 @@ GroupPlan plan_groups(const Graph& g, const HalideLoweringOptions& options) {
 
   plan.totals.chosen_us = layouts.total_us;
   for (auto& [i, group] : plan.groups) {
-    const Node& node = g.nodes[i];
-    const std::vector<double>& c = costs[i];
     group.choice.chosen = option_candidate[i][layouts.chosen[i]];
-    if (!c.empty()) {
-      plan.totals.fastest_alone_us += c[group.fastest_alone];
-      for (size_t k = 0; k < c.size(); ++k)
-        if (group.choice.candidates[k].name == "direct") plan.totals.all_direct_us += c[k];
-    }
-    group.run = with_conversions(g, node, group.choice.candidates[group.choice.chosen], layouts.stored, block,
+    group.run = with_conversions(g, g.nodes[i], group.choice.candidates[group.choice.chosen], layouts.stored, block,
                                  group.conversions);
   }
   return plan;
