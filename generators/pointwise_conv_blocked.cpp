@@ -31,6 +31,10 @@ int blocks_per_tile(const BlockedPointwiseSpec& s) { return (s.out_channels / s.
 // with 2 x 7; AVX2, 2 x 6 at 36-52 against 106-111 with 2 x 5).
 int tile_accumulators(const Halide::Target& target) { return accumulator_registers(target) > 12 ? 14 : 10; }
 
+int tile_pixels(const BlockedPointwiseSpec& s, const Halide::Target& target) {
+  return static_cast<int>(std::min<int64_t>(s.pixels, tile_accumulators(target) / blocks_per_tile(s)));
+}
+
 }  // namespace
 
 bool blocked_pointwise_fits(const BlockedPointwiseSpec& s) {
@@ -39,6 +43,13 @@ bool blocked_pointwise_fits(const BlockedPointwiseSpec& s) {
     if (p.kind == PostOpSpec::Kind::kAdd || p.kind == PostOpSpec::Kind::kMul) return whole_output_operand(s, p);
     return p.kind == PostOpSpec::Kind::kAffine || p.operand_shape.empty();
   });
+}
+
+ScheduleShape pointwise_conv_blocked_schedule_shape(const BlockedPointwiseSpec& spec, const Halide::Target& target) {
+  require_valid(spec);
+  const int64_t tile = tile_pixels(spec, target);
+  return {"pointwise-nchwc",
+          static_cast<double>(spec.pixels) / static_cast<double>((spec.pixels + tile - 1) / tile * tile)};
 }
 
 PackedWeights pack_blocked_pointwise_weights(const BlockedPointwiseSpec& spec, const float* oc) {
@@ -90,7 +101,7 @@ Kernel pointwise_conv_blocked(const BlockedPointwiseSpec& spec, const Halide::Ta
 
   /* schedule */
   const int blocks = blocks_per_tile(spec);
-  const int tile_p = static_cast<int>(std::min<int64_t>(spec.pixels, tile_accumulators(target) / blocks));
+  const int tile_p = tile_pixels(spec, target);
   Var po("po"), pi("pi"), obo("obo"), obi("obi"), tiles("tiles"), tasks("tasks"), tile("tile");
   // Channel blocks outside pixel tiles: their weights (C x blocks x B) stay in
   // L1 while the tiles stream the input. The last pixel tile shifts inwards.

@@ -1,9 +1,9 @@
 """A tuning cache that makes aotc choose what it otherwise would not (tools/aotc-fuzz and
 tests/library/tuned_choices.py): for every convolution of a library's report with more than
-one candidate implementation, the candidate the report chose takes 1000 µs and every other
-500; and the channel-blocked candidates, which a library compiled with --layouts=auto has
-where they fit, 1, so that the plan over the chain runs them wherever they exist, whatever
-their layout conversions cost."""
+one candidate implementation, the candidate the report chose takes 1000 µs; every other
+500, but the channel-blocked ones (which --layouts=auto offers where they fit) 1, so that the
+plan over the chain runs them wherever they exist and the report did not choose them,
+whatever their layout conversions cost."""
 
 import json
 
@@ -14,9 +14,12 @@ BLOCKED = ("pointwise-to-nchwc", "nchwc-pointwise", "nchwc-depthwise")
 def write_other_choices_cache(report, path):
     """Writes the cache for `report` (a parsed <name>.report.json) to path; False when it
     has no convolution."""
+    def time_us(name, chosen):
+        return 1000.0 if name == chosen else 1.0 if name in BLOCKED else 500.0
+
     entries = [{"kernel": c["kernel"],
-                "times_us": {**{o["name"]: 1000.0 if o["name"] == c["chosen"] else 500.0 for o in c["candidates"]},
-                             **{name: 1.0 for name in BLOCKED}}}
+                "times_us": {name: time_us(name, c["chosen"])
+                             for name in {*BLOCKED, *(o["name"] for o in c["candidates"])}}}
                for c in report["choices"]]
     path.write_text(json.dumps({"format": "aotc tuning cache", "version": 1, "target": report["target"],
                                 "threads": 1, "entries": entries}))

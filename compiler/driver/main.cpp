@@ -46,7 +46,7 @@ struct Options {
   PipelineOptions pipeline;
   std::string passes_list;
   std::string conv_algorithm = "auto";
-  std::string layouts = "nchw";
+  std::string layouts = "auto";
   std::string weights = "embedded";
   bool tune = false;
   std::string tuning_cache_path;
@@ -259,9 +259,9 @@ int run(int argc, char** argv) {
                  "convolution elsewhere; direct: direct convolution everywhere (default: auto)")
       ->check(CLI::IsMember({"auto", "direct"}));
   app.add_option("--layouts", opt.layouts,
-                 "nchw: every convolution reads and writes NCHW; auto: channel-blocked (NCHWc) depthwise and 1x1 "
-                 "convolutions are candidates too, chosen by the tuning cache (--tune) over the whole chain, layout "
-                 "conversions counted (default: nchw)")
+                 "auto: channel-blocked (NCHWc) depthwise and 1x1 convolutions are candidates too, chosen over the "
+                 "whole chain by the tuning cache (--tune) or the cost model, layout conversions counted; nchw: every "
+                 "convolution reads and writes NCHW (default: auto)")
       ->check(CLI::IsMember({"nchw", "auto"}));
   app.add_option("--weights", opt.weights,
                  "embedded: the weights are linked into the library; external: written to <name>.weights beside it "

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Libraries whose implementations a tuning cache chose, against the reference evaluator.
 
-aotc compiles MODEL four times: by its rules; with --tune (times measured on this machine);
+aotc compiles MODEL four times: by default (the rules, or the cost model where it predicts
+the candidates); with --tune (times measured on this machine);
 with --layouts=auto and a tuning cache written here that makes, for every node with more
 than one candidate, a candidate the rules do not choose the fastest, a channel-blocked
 (NCHWc) one wherever it fits; and with --tune --layouts=auto. The third library must run
@@ -66,7 +67,7 @@ def main():
             raise SystemExit(f"FAILED: the {label} library wrote {got.size} values, its outputs have {start}")
         return report
 
-    rules = build("rules")
+    rules = build("default")
     build("tuned", "--tune")
     choices = [c for c in rules["choices"] if len(c["candidates"]) > 1]
     if not choices:

@@ -45,9 +45,10 @@ gen::Conv2dSpec conv2d_spec(const Graph& g, const Node& node) {
 // efficiency: vectorize-channels 0.037 (107 layers), vectorize-width 0.052
 // (65), pointwise 0.030 (135). The model picks the faster of pointwise-gemm
 // and direct on 133 of those 135 1x1 convs, 25 µs of 14.4 ms off the measured
-// best (the rules: 108, 800 µs off). Families it has no fit for (depthwise;
-// Winograd, whose time its transforms and weight traffic set) get no
-// prediction, and the rules choose among them.
+// best (the rules: 108, 800 µs off). The channel-blocked 1x1 (pointwise-nchwc)
+// is fitted to MobileNetV2's 33 (both inputs; mean absolute error 0.011).
+// Winograd, whose time its transforms and weight traffic set, gets no
+// prediction, and the rules choose among its candidates.
 constexpr double kPeakGflops = 117;
 
 struct Efficiency {
@@ -59,8 +60,21 @@ double predicted_us(double flops, int64_t reduction, const gen::ScheduleShape& s
   if (shape.family == "vectorize-channels") f = {0.977, 16};
   else if (shape.family == "vectorize-width") f = {0.890, 0};
   else if (shape.family == "pointwise") f = {0.985, 4};
+  else if (shape.family == "pointwise-nchwc") f = {1.0, 3.5};
   const auto k = static_cast<double>(reduction);
   return flops / (kPeakGflops * 1e3 * f.e * k / (k + f.k0) * shape.lane_use);
+}
+
+// A depthwise convolution does a few multiply-adds per output: memory traffic
+// and per-plane overheads set its time. Fitted per output, input element and
+// (NCHW) channel plane to MobileNetV2's ten 3x3 shapes as `aotc --tune` timed
+// them on the same core (pred/measured 0.84-1.11 NCHW, 0.83-1.17 NCHWc); the
+// per-output term scales with the taps.
+double predicted_depthwise_us(const gen::Conv2dSpec& spec, const Shape& out, bool blocked) {
+  const double outputs = static_cast<double>(num_elements(out)), inputs = static_cast<double>(num_elements(spec.input_shape));
+  const double taps = spec.kernel[0] * spec.kernel[1] / 9.0;
+  if (blocked) return 1e-3 * (0.167 * taps * outputs + 0.0385 * inputs);
+  return 1e-3 * (0.217 * taps * outputs + 0.098 * inputs + 8.7 * static_cast<double>(out[0] * out[1]));
 }
 
 StepArg tensor_arg(const Graph& g, TensorId id) { return {StepArg::Kind::kTensor, id, 0, 0, g.tensor(id).shape}; }
@@ -93,7 +107,10 @@ Candidate direct(const Graph& g, const Node& node, const gen::Conv2dSpec& spec, 
   const double outputs = static_cast<double>(num_elements(g.tensor(node.outputs[0]).shape));
   step.flops = 2 * outputs * static_cast<double>(w.shape[1] * w.shape[2] * w.shape[3]) +
                outputs * static_cast<double>(node.epilogue.size());
-  c.predicted_us = predicted_us(step.flops, w.shape[1] * w.shape[2] * w.shape[3], gen::conv2d_schedule_shape(spec, target));
+  const gen::ScheduleShape shape = gen::conv2d_schedule_shape(spec, target);
+  c.predicted_us = shape.family == "depthwise"
+                       ? predicted_depthwise_us(spec, g.tensor(node.outputs[0]).shape, false)
+                       : predicted_us(step.flops, w.shape[1] * w.shape[2] * w.shape[3], shape);
   c.steps.push_back(std::move(step));
   return c;
 }
@@ -186,6 +203,7 @@ std::optional<Candidate> blocked_depthwise(const Graph& g, const Node& node, con
   step.flops = 2 * outputs * conv.kernel[0] * conv.kernel[1] + outputs * static_cast<double>(node.epilogue.size());
   Candidate c;
   c.name = "nchwc-depthwise";
+  c.predicted_us = predicted_depthwise_us(conv, out, true);
   c.packed.push_back([spec, data = constant_input(g, node, 1, "weight").data] {
     return gen::pack_blocked_depthwise_weights(spec, data->data());
   });
@@ -236,6 +254,7 @@ std::optional<Candidate> blocked_pointwise(const Graph& g, const Node& node, con
   step.flops = 2 * outputs * static_cast<double>(spec.in_channels) + outputs * static_cast<double>(node.epilogue.size());
   Candidate c;
   c.name = input_blocked ? "nchwc-pointwise" : "pointwise-to-nchwc";
+  c.predicted_us = predicted_us(step.flops, spec.in_channels, gen::pointwise_conv_blocked_schedule_shape(spec, target));
   c.packed.push_back([spec, data = constant_input(g, node, 1, "weight").data] {
     return gen::pack_blocked_pointwise_weights(spec, data->data());
   });
