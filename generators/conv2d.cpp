@@ -20,9 +20,17 @@ constexpr int64_t kChannelBlock = 16;
 // vectorise over output channels instead (when the block is a full 16).
 constexpr int64_t kNarrowRow = 16;
 // Channel blocks per vectorise-channels register tile, where the channels per
-// group allow: each broadcast input value then feeds two vectors (measured
-// 140 vs 120 GFLOP/s on ResNet-18's 14x14 layer, one AVX-512 core).
+// group allow and the target has 32 vector registers: each broadcast input
+// value then feeds two vectors (measured 140 vs 120 GFLOP/s on ResNet-18's
+// 14x14 layer, one AVX-512 core). With 16 registers (AVX2, 32-bit NEON) one:
+// two blocks' 4 AVX2 vectors x 3 pixels spilled (MobileNetV2's and ResNet's
+// 7x7 1x1 convs at 36-38 GFLOP/s against 76-88 with one block, 3x3 convs
+// 1.0-1.15x slower; AVX2 code on one Zen 4 core).
 constexpr int64_t kChannelBlocksPerTile = 2;
+constexpr int kManyRegisters = 24;  // accumulator_registers() with 32 vector registers
+// Accumulators of a vectorise-channels tile with 16 registers, leaving room
+// for its weight vectors (12 with 4 of them spilled).
+constexpr int kFewRegistersAccumulators = 10;
 // Most vectors along an output row in one vectorise-width register tile: two
 // keep a 56-wide row to 2 tiles with 16 lanes; the other accumulator
 // registers go to more output channels, which share each input vector load.
@@ -159,9 +167,11 @@ Plan plan_tiles(const Conv2dSpec& s, const Geometry& g, const Halide::Target& ta
   } else if (g.ow < kNarrowRow && g.block == kChannelBlock) {
     p.kind = Plan::Kind::kVectorizeChannels;
     p.lanes = lanes_for_extent(g.block, native);
-    const int64_t blocks = g.out_per_group % (kChannelBlocksPerTile * g.block) == 0 ? kChannelBlocksPerTile : 1;
+    const int64_t blocks =
+        registers >= kManyRegisters && g.out_per_group % (kChannelBlocksPerTile * g.block) == 0 ? kChannelBlocksPerTile : 1;
     p.channel_tile = static_cast<int>(g.block * blocks);
-    const int64_t max_pixels = std::max(1, registers / (p.channel_tile / p.lanes));
+    const int accumulators = registers >= kManyRegisters ? registers : kFewRegistersAccumulators;
+    const int64_t max_pixels = std::max(1, accumulators / (p.channel_tile / p.lanes));
     const int64_t row_tiles = (g.ow + max_pixels - 1) / max_pixels;
     p.tile_w = static_cast<int>((g.ow + row_tiles - 1) / row_tiles);  // evens the tiles out
     p.tile_rows = static_cast<int>(std::clamp<int64_t>(max_pixels / p.tile_w, 1, g.oh));

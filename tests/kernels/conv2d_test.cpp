@@ -202,6 +202,13 @@ TEST(Conv2dSchedule, FollowsTheLayerShape) {
               AllOf(HasSubstr("vectorize-channels: tile 2x16 lanes (o) x 7 pixels"), HasSubstr("staged per 8 input"),
                     HasSubstr("blocks of 32 channels x 7 x 7 pixels")));
   EXPECT_THAT(schedule({1, 256, 14, 14}, 256, 3, 1), HasSubstr("blocks of 128 channels x 1 x 14 pixels"));
+  // With 16 vector registers one channel block per tile (two spilled).
+  gen::Conv2dSpec deep;
+  deep.input_shape = {1, 160, 7, 7};
+  deep.out_channels = 960;
+  EXPECT_THAT(gen::conv2d(deep, Halide::Target("x86-64-linux-sse41-avx-avx2-fma-f16c")).schedule,
+              HasSubstr("vectorize-channels: tile 2x8 lanes (o) x 4 pixels"));
+  EXPECT_THAT(gen::conv2d(deep, avx512).schedule, HasSubstr("vectorize-channels: tile 2x16 lanes (o) x 7 pixels"));
   EXPECT_THAT(schedule({1, 24, 7, 7}, 24, 1, 0), HasSubstr("vectorize-width: tile 1x4 lanes"));  // 24 is no 16-block
   EXPECT_THAT(schedule({1, 144, 56, 56}, 144, 3, 1, 144),
               HasSubstr("depthwise: tile 2x16 lanes (w) x 4 rows, bands of 28 rows"));
