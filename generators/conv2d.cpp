@@ -22,15 +22,12 @@ constexpr int64_t kNarrowRow = 16;
 // Channel blocks per vectorise-channels register tile, where the channels per
 // group allow and the target has 32 vector registers: each broadcast input
 // value then feeds two vectors (measured 140 vs 120 GFLOP/s on ResNet-18's
-// 14x14 layer, one AVX-512 core). With 16 registers (AVX2, 32-bit NEON) one:
-// two blocks' 4 AVX2 vectors x 3 pixels spilled (MobileNetV2's and ResNet's
-// 7x7 1x1 convs at 36-38 GFLOP/s against 76-88 with one block, 3x3 convs
-// 1.0-1.15x slower; AVX2 code on one Zen 4 core).
+// 14x14 layer, one AVX-512 core). With 16 registers (AVX2, 32-bit NEON) one,
+// and at most kFewRegistersBroadcastAccumulators: two blocks' 4 AVX2 vectors
+// x 3 pixels spilled (MobileNetV2's and ResNet's 7x7 1x1 convs at 36-38
+// GFLOP/s against 76-88 with one block, 3x3 convs 1.0-1.15x slower; AVX2 code
+// on one Zen 4 core).
 constexpr int64_t kChannelBlocksPerTile = 2;
-constexpr int kManyRegisters = 24;  // accumulator_registers() with 32 vector registers
-// Accumulators of a vectorise-channels tile with 16 registers, leaving room
-// for its weight vectors (12 with 4 of them spilled).
-constexpr int kFewRegistersAccumulators = 10;
 // Most vectors along an output row in one vectorise-width register tile: two
 // keep a 56-wide row to 2 tiles with 16 lanes; the other accumulator
 // registers go to more output channels, which share each input vector load.
@@ -167,10 +164,11 @@ Plan plan_tiles(const Conv2dSpec& s, const Geometry& g, const Halide::Target& ta
   } else if (g.ow < kNarrowRow && g.block == kChannelBlock) {
     p.kind = Plan::Kind::kVectorizeChannels;
     p.lanes = lanes_for_extent(g.block, native);
+    const bool many = many_vector_registers(target);
     const int64_t blocks =
-        registers >= kManyRegisters && g.out_per_group % (kChannelBlocksPerTile * g.block) == 0 ? kChannelBlocksPerTile : 1;
+        many && g.out_per_group % (kChannelBlocksPerTile * g.block) == 0 ? kChannelBlocksPerTile : 1;
     p.channel_tile = static_cast<int>(g.block * blocks);
-    const int accumulators = registers >= kManyRegisters ? registers : kFewRegistersAccumulators;
+    const int accumulators = many ? registers : kFewRegistersBroadcastAccumulators;
     const int64_t max_pixels = std::max(1, accumulators / (p.channel_tile / p.lanes));
     const int64_t row_tiles = (g.ow + max_pixels - 1) / max_pixels;
     p.tile_w = static_cast<int>((g.ow + row_tiles - 1) / row_tiles);  // evens the tiles out
@@ -484,17 +482,13 @@ PackedWeights pack_conv2d_weights(const Conv2dSpec& spec, const float* oihw) {
 ScheduleShape conv2d_schedule_shape(const Conv2dSpec& spec, const Halide::Target& target) {
   const Geometry g = geometry(spec);
   const Plan p = plan_tiles(spec, g, target);
-  // Output values over the values the register tiles compute, along one extent.
-  auto use = [](int64_t extent, int64_t tile) {
-    return static_cast<double>(extent) / static_cast<double>(round_up(extent, tile));
-  };
   // Vectors narrower than the target's leave the rest of its lanes idle.
-  const double row_use = use(g.ow, p.tile_w) * p.lanes / native_lanes(target);
+  const double row_use = tile_use(g.ow, p.tile_w) * p.lanes / native_lanes(target);
   switch (p.kind) {
     case Plan::Kind::kVectorizeWidth: return {"vectorize-width", row_use};
     case Plan::Kind::kVectorizeChannels:
-      return {"vectorize-channels", row_use * use(g.oh, p.tile_rows) * use(g.out_per_group, p.channel_tile)};
-    case Plan::Kind::kDepthwise: return {"depthwise", row_use * use(g.oh, p.tile_rows)};
+      return {"vectorize-channels", row_use * tile_use(g.oh, p.tile_rows) * tile_use(g.out_per_group, p.channel_tile)};
+    case Plan::Kind::kDepthwise: return {"depthwise", row_use * tile_use(g.oh, p.tile_rows)};
   }
   return {};
 }

@@ -72,12 +72,14 @@ std::vector<Halide::Expr> outermost_first(const std::vector<Halide::Var>& innerm
 
 int native_lanes(const Halide::Target& target) { return target.natural_vector_size<float>(); }
 
-int accumulator_registers(const Halide::Target& target) {
-  // x86-64 has 32 vector registers with AVX-512 and 16 without; AArch64 has 32,
-  // 32-bit ARM NEON 16 quad registers.
-  const bool many_registers = target.has_feature(Halide::Target::AVX512) ||
-                              (target.arch == Halide::Target::ARM && target.bits == 64);
-  return many_registers ? 24 : 12;
+bool many_vector_registers(const Halide::Target& target) {
+  return target.has_feature(Halide::Target::AVX512) || (target.arch == Halide::Target::ARM && target.bits == 64);
+}
+
+int accumulator_registers(const Halide::Target& target) { return many_vector_registers(target) ? 24 : 12; }
+
+double tile_use(int64_t extent, int64_t tile) {
+  return static_cast<double>(extent) / static_cast<double>((extent + tile - 1) / tile * tile);
 }
 
 int lanes_for_extent(int64_t extent, int max_lanes) {

@@ -98,9 +98,19 @@ std::vector<Halide::Expr> outermost_first(const std::vector<Halide::Var>& innerm
 
 // Float lanes of one native vector register of the target (16 with AVX-512).
 int native_lanes(const Halide::Target& target);
+// Whether the target has 32 vector registers (AVX-512, AArch64) rather than
+// 16 (AVX2 and older x86, 32-bit ARM NEON).
+bool many_vector_registers(const Halide::Target& target);
 // Vector registers a register-blocked inner loop may fill with accumulators,
 // leaving room for the operands it loads.
 int accumulator_registers(const Halide::Target& target);
+// With 16 registers, the accumulators of a tile that broadcasts an input value
+// per pixel, leaving room for its weight vectors: 12 with 4 weight vectors
+// spilled (conv2d's vectorise-channels and the blocked 1x1 on AVX2, one Zen 4
+// core: 36-52 GFLOP/s against 76-111 with 10 or fewer).
+constexpr int kFewRegistersBroadcastAccumulators = 10;
+// Output values over the values whole tiles of `tile` compute along `extent`.
+double tile_use(int64_t extent, int64_t tile);
 // Lanes for vectorising a loop of `extent`: the largest power of two no larger
 // than `extent` or `max_lanes`, so that split factors never exceed extents.
 int lanes_for_extent(int64_t extent, int max_lanes);

@@ -66,10 +66,8 @@ PixelTile pixel_tile(const PointwiseConvSpec& s, const Halide::Target& target) {
 ScheduleShape pointwise_conv_schedule_shape(const PointwiseConvSpec& spec, const Halide::Target& target) {
   require_valid(spec);
   const PixelTile t = pixel_tile(spec, target);
-  const int64_t tile = int64_t{t.lanes} * t.vectors;
   // Vectors narrower than the target's leave the rest of its lanes idle.
-  return {"pointwise", static_cast<double>(spec.pixels) / static_cast<double>((spec.pixels + tile - 1) / tile * tile) *
-                           t.lanes / native_lanes(target)};
+  return {"pointwise", tile_use(spec.pixels, int64_t{t.lanes} * t.vectors) * t.lanes / native_lanes(target)};
 }
 
 bool use_pointwise_conv(int64_t pixels, int64_t out_channels) {

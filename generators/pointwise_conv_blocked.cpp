@@ -29,7 +29,10 @@ int blocks_per_tile(const BlockedPointwiseSpec& s) { return (s.out_channels / s.
 // its own; past these counts the tile spilled (one core, MobileNetV2's 1x1
 // shapes: AVX-512, 2 blocks x 12 pixels ran at 54-80 GFLOP/s against 116-117
 // with 2 x 7; AVX2, 2 x 6 at 36-52 against 106-111 with 2 x 5).
-int tile_accumulators(const Halide::Target& target) { return accumulator_registers(target) > 12 ? 14 : 10; }
+constexpr int kManyRegistersTileAccumulators = 14;
+int tile_accumulators(const Halide::Target& target) {
+  return many_vector_registers(target) ? kManyRegistersTileAccumulators : kFewRegistersBroadcastAccumulators;
+}
 
 int tile_pixels(const BlockedPointwiseSpec& s, const Halide::Target& target) {
   return static_cast<int>(std::min<int64_t>(s.pixels, tile_accumulators(target) / blocks_per_tile(s)));
@@ -47,9 +50,7 @@ bool blocked_pointwise_fits(const BlockedPointwiseSpec& s) {
 
 ScheduleShape pointwise_conv_blocked_schedule_shape(const BlockedPointwiseSpec& spec, const Halide::Target& target) {
   require_valid(spec);
-  const int64_t tile = tile_pixels(spec, target);
-  return {"pointwise-nchwc",
-          static_cast<double>(spec.pixels) / static_cast<double>((spec.pixels + tile - 1) / tile * tile)};
+  return {"pointwise-nchwc", tile_use(spec.pixels, tile_pixels(spec, target))};
 }
 
 PackedWeights pack_blocked_pointwise_weights(const BlockedPointwiseSpec& spec, const float* oc) {

@@ -104,12 +104,13 @@ Candidate direct(const Graph& g, const Node& node, const gen::Conv2dSpec& spec, 
   step.args = {tensor_arg(g, node.inputs[0]), packed_arg(0)};
   bias_and_operand_args(g, node, spec.has_bias, step.args);
   step.args.push_back(tensor_arg(g, node.outputs[0]));
-  const double outputs = static_cast<double>(num_elements(g.tensor(node.outputs[0]).shape));
+  const Shape& out = g.tensor(node.outputs[0]).shape;
+  const double outputs = static_cast<double>(num_elements(out));
   step.flops = 2 * outputs * static_cast<double>(w.shape[1] * w.shape[2] * w.shape[3]) +
                outputs * static_cast<double>(node.epilogue.size());
   const gen::ScheduleShape shape = gen::conv2d_schedule_shape(spec, target);
   c.predicted_us = shape.family == "depthwise"
-                       ? predicted_depthwise_us(spec, g.tensor(node.outputs[0]).shape, false)
+                       ? predicted_depthwise_us(spec, out, false)
                        : predicted_us(step.flops, w.shape[1] * w.shape[2] * w.shape[3], shape);
   c.steps.push_back(std::move(step));
   return c;
