@@ -53,12 +53,16 @@ struct Kernel {
 };
 
 // What a cost model needs to know of the schedule a generator picks for one
-// layer: its family, and the fraction of the target's vector lanes it keeps
+// layer: its family, the fraction of the target's vector lanes it keeps
 // busy with output values (the rest are register-tile padding past a row's or
-// a channel block's end, or lanes of vectors narrower than the target's).
+// a channel block's end, or lanes of vectors narrower than the target's), and
+// the memory traffic its loop order adds.
 struct ScheduleShape {
   std::string family;
   double lane_use = 1;
+  // Bytes the schedule reads from beyond L2 on top of its operands once
+  // (operands re-read for every tile): their time adds to the arithmetic's.
+  double memory_bytes = 0;
 };
 
 // Weights rearranged at compile time into the layout a kernel's schedule reads.

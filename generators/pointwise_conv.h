@@ -38,9 +38,10 @@ struct PointwiseConvSpec {
 bool use_pointwise_conv(int64_t pixels, int64_t out_channels);
 
 // PyTorch's weight [O, C] (of [O, C, 1, 1]) as blocks [O/B, C, B] of B output
-// channels, B = 8 or O's largest divisor below it; B does not depend on the target.
-// With S weight sets, `oc` holds S such matrices and the result is [S, O/B, C, B].
-PackedWeights pack_pointwise_conv_weights(const PointwiseConvSpec& spec, const float* oc);
+// channels, B = 8 on targets with 32 vector registers, 4 with 16 (or O's largest
+// divisor below that). With S weight sets, `oc` holds S such matrices and the
+// result is [S, O/B, C, B].
+PackedWeights pack_pointwise_conv_weights(const PointwiseConvSpec& spec, const Halide::Target& target, const float* oc);
 
 Kernel pointwise_conv(const PointwiseConvSpec& spec, const Halide::Target& target);
 

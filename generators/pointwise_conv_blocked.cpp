@@ -50,7 +50,7 @@ bool blocked_pointwise_fits(const BlockedPointwiseSpec& s) {
 
 ScheduleShape pointwise_conv_blocked_schedule_shape(const BlockedPointwiseSpec& spec, const Halide::Target& target) {
   require_valid(spec);
-  return {"pointwise-nchwc", tile_use(spec.pixels, tile_pixels(spec, target))};
+  return {spec.input_blocked ? "pointwise-nchwc" : "pointwise-nchw-to-nchwc", tile_use(spec.pixels, tile_pixels(spec, target))};
 }
 
 PackedWeights pack_blocked_pointwise_weights(const BlockedPointwiseSpec& spec, const float* oc) {

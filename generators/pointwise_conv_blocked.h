@@ -39,7 +39,8 @@ PackedWeights pack_blocked_pointwise_weights(const BlockedPointwiseSpec& spec, c
 Kernel pointwise_conv_blocked(const BlockedPointwiseSpec& spec, const Halide::Target& target);
 
 // The schedule pointwise_conv_blocked() uses, as a cost model sees it: family
-// "pointwise-nchwc"; its lanes are always full, its last pixel tile may not be.
+// "pointwise-nchwc" ("pointwise-nchw-to-nchwc" reading an NCHW input); its
+// lanes are always full, its last pixel tile may not be.
 ScheduleShape pointwise_conv_blocked_schedule_shape(const BlockedPointwiseSpec& spec, const Halide::Target& target);
 
 }  // namespace aotc::gen

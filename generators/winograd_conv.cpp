@@ -119,7 +119,7 @@ PointwiseConvSpec winograd_gemm_spec(const Conv2dSpec& spec) {
   return gemm;
 }
 
-PackedWeights pack_winograd_weights(const Conv2dSpec& spec, const float* oihw) {
+PackedWeights pack_winograd_weights(const Conv2dSpec& spec, const Halide::Target& target, const float* oihw) {
   require_applies(spec);
   const int64_t o_count = spec.out_channels, c_count = spec.input_shape[1];
   // U[xi][o][c] = (G g G^T)[i][j], xi = 6i + j, as 36 matrices [O, C].
@@ -138,7 +138,7 @@ PackedWeights pack_winograd_weights(const Conv2dSpec& spec, const float* oihw) {
           u[static_cast<size_t>(((i * kPatch + j) * o_count + o) * c_count + c)] = static_cast<float>(sum);
         }
     }
-  return pack_pointwise_conv_weights(winograd_gemm_spec(spec), u.data());
+  return pack_pointwise_conv_weights(winograd_gemm_spec(spec), target, u.data());
 }
 
 Kernel winograd_input_transform(const Conv2dSpec& spec, const Halide::Target& target) {

@@ -65,8 +65,8 @@ Shape winograd_transformed_output_shape(const Conv2dSpec& spec);
 PointwiseConvSpec winograd_gemm_spec(const Conv2dSpec& spec);
 
 // PyTorch's weight [O, C, 3, 3] transformed (U = G g G^T, in double) and
-// packed for winograd_gemm_spec's pointwise_conv.
-PackedWeights pack_winograd_weights(const Conv2dSpec& spec, const float* oihw);
+// packed for winograd_gemm_spec's pointwise_conv on `target`.
+PackedWeights pack_winograd_weights(const Conv2dSpec& spec, const Halide::Target& target, const float* oihw);
 
 Kernel winograd_input_transform(const Conv2dSpec& spec, const Halide::Target& target);
 Kernel winograd_output_transform(const Conv2dSpec& spec, const Halide::Target& target);

@@ -1,12 +1,14 @@
 // Data movement and normalisation kernels against the reference evaluator:
 // concat (any axis and rank), softmax (any axis), constant pad (any rank);
-// and the NCHW <-> NCHWc layout conversions against index arithmetic.
+// and the NCHW <-> NCHWc layout conversions and the strided subsample against
+// index arithmetic.
 #include <gtest/gtest.h>
 
 #include "generators/concat.h"
 #include "generators/layout.h"
 #include "generators/pad.h"
 #include "generators/softmax.h"
+#include "generators/subsample.h"
 #include "kernel_test_support.h"
 
 namespace aotc::kernel_test {
@@ -178,6 +180,47 @@ INSTANTIATE_TEST_SUITE_P(All, LayoutKernel, ::testing::Values(
     LayoutCase{"to_blocked_8_batch2_odd", gen::LayoutSpec::Conversion::kNchwToBlocked, {2, 24, 5, 7}, 8},
     LayoutCase{"to_nchw_16", gen::LayoutSpec::Conversion::kBlockedToNchw, {1, 144, 28, 28}, 16},
     LayoutCase{"to_nchw_4_odd", gen::LayoutSpec::Conversion::kBlockedToNchw, {2, 12, 7, 3}, 4}
+), [](const auto& info) { return info.param.name; });
+// clang-format on
+
+// ---- subsample ----
+
+struct SubsampleCase {
+  std::string name;
+  Shape input;
+  std::array<int, 2> stride;
+};
+void PrintTo(const SubsampleCase& c, std::ostream* os) { *os << c.name; }
+
+class SubsampleKernel : public ::testing::TestWithParam<SubsampleCase> {};
+
+// out[n][c][y][x] = in[n][c][y * sy][x * sx], with the last row and column
+// kept when H or W is not a multiple of the stride.
+TEST_P(SubsampleKernel, KeepsEveryStridePixel) {
+  const SubsampleCase& c = GetParam();
+  const gen::SubsampleSpec spec{c.input, c.stride};
+  const Shape out = gen::subsample_output_shape(spec);
+  Value x{c.input, std::vector<float>(static_cast<size_t>(num_elements(c.input)))};
+  for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = static_cast<float>(i);  // each element names its index
+  std::vector<float> expected;
+  for (int64_t plane = 0; plane < c.input[0] * c.input[1]; ++plane)
+    for (int64_t y = 0; y < c.input[2]; y += c.stride[0])
+      for (int64_t w = 0; w < c.input[3]; w += c.stride[1])
+        expected.push_back(x.data[static_cast<size_t>((plane * c.input[2] + y) * c.input[3] + w)]);
+  ASSERT_EQ(static_cast<int64_t>(expected.size()), num_elements(out));
+  gen::Kernel kernel = gen::subsample(spec, host_target());
+  SCOPED_TRACE(kernel.schedule);
+  const KernelRun run = run_kernel(kernel, {&x}, out, host_target());
+  EXPECT_EQ(run.output, expected);
+  EXPECT_EQ(run.heap_allocations, 0);
+}
+
+// clang-format off
+INSTANTIATE_TEST_SUITE_P(All, SubsampleKernel, ::testing::Values(
+    SubsampleCase{"resnet_downsample", {1, 256, 56, 56}, {2, 2}},
+    SubsampleCase{"odd_extents_batch2", {2, 3, 7, 13}, {2, 2}},
+    SubsampleCase{"stride3_by_1", {1, 5, 10, 9}, {3, 1}},
+    SubsampleCase{"narrow_rows", {1, 4, 5, 3}, {1, 4}}
 ), [](const auto& info) { return info.param.name; });
 // clang-format on
 

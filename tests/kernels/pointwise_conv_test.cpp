@@ -51,7 +51,7 @@ TEST_P(PointwiseConvKernel, MatchesReferenceConv) {
 
   const Halide::Target target = target_named(c.target);
   gen::Kernel kernel = gen::pointwise_conv(spec, target);
-  const gen::PackedWeights packed = gen::pack_pointwise_conv_weights(spec, node.value(1).data.data());
+  const gen::PackedWeights packed = gen::pack_pointwise_conv_weights(spec, target, node.value(1).data.data());
   // The same bytes under the kernel's 3-D views.
   const Value input{flattened(c.input), node.value(0).data}, weights{packed.shape, packed.data};
   std::vector<Value> operands;  // bias and affine vectors as they are, the others flattened

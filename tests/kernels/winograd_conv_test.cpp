@@ -57,7 +57,7 @@ WinogradRun run_winograd(const WinogradCase& c, unsigned seed) {
   gen::Kernel output_transform = gen::winograd_output_transform(spec, target);
   WinogradRun result;
   result.schedules = input_transform.schedule + "; " + gemm.schedule + "; " + output_transform.schedule;
-  const gen::PackedWeights packed = gen::pack_winograd_weights(spec, node.value(1).data.data());
+  const gen::PackedWeights packed = gen::pack_winograd_weights(spec, target, node.value(1).data.data());
   const Value weights{packed.shape, packed.data};
 
   // The transforms see V and M as [N, 6, 6, channels, TH, TW], the GEMM as

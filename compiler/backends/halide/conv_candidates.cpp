@@ -1,16 +1,19 @@
 // The conv2d family's candidates: direct convolution (generators/conv2d.h),
-// 1x1 convolutions as a GEMM over flattened pixels (pointwise_conv.h) and 3x3
-// convolutions by Winograd F(4x4, 3x3) (winograd_conv.h), each with its weight
-// packing, its arguments and the arithmetic it counts.
+// 1x1 convolutions as a GEMM over flattened pixels (pointwise_conv.h; strided
+// ones after a subsample, subsample.h) and 3x3 convolutions by Winograd
+// F(4x4, 3x3) (winograd_conv.h), each with its weight packing, its arguments
+// and the arithmetic it counts.
 #include "backends/halide/conv_candidates.h"
 
 #include <limits>
 #include <optional>
 
+#include "backends/halide/group_plan.h"
 #include "generators/conv2d.h"
 #include "generators/depthwise_conv_blocked.h"
 #include "generators/pointwise_conv.h"
 #include "generators/pointwise_conv_blocked.h"
+#include "generators/subsample.h"
 #include "generators/winograd_conv.h"
 #include "ir/printer.h"
 #include "support/error.h"
@@ -39,30 +42,47 @@ gen::Conv2dSpec conv2d_spec(const Graph& g, const Node& node) {
 // scaled by the lanes its register tiles waste (gen::ScheduleShape) and by its
 // schedule family's efficiency, e * K / (K + k0) for a reduction of K
 // multiply-adds per output (a short one spends more of the time loading and
-// storing the accumulators). e and k0 are fitted to the convolutions of the
-// seven torchvision models of bench/peers as `aotc --tune` timed them on one
-// Zen 4 core (AVX-512, peak 117 GFLOP/s); mean absolute error of the
-// efficiency: vectorize-channels 0.037 (107 layers), vectorize-width 0.052
-// (65), pointwise 0.030 (135). The model picks the faster of pointwise-gemm
-// and direct on 133 of those 135 1x1 convs, 25 µs of 14.4 ms off the measured
-// best (the rules: 108, 800 µs off). The channel-blocked 1x1 (pointwise-nchwc)
-// is fitted to MobileNetV2's 33 (both inputs; mean absolute error 0.011).
-// Winograd, whose time its transforms and weight traffic set, gets no
-// prediction, and the rules choose among its candidates.
+// storing the accumulators), plus the memory traffic its loop order adds.
+// e and k0 are fitted to the convolutions of the seven torchvision models of
+// bench/peers as `aotc --tune` timed them on one Zen 4 core (AVX-512, peak 117
+// GFLOP/s); mean absolute error of the efficiency: vectorize-channels 0.037
+// (107 layers), vectorize-width 0.052 (65), pointwise 0.030 (135). The model
+// picks the faster of pointwise-gemm and direct on 133 of those 135 1x1
+// convs, 25 µs of 14.4 ms off the measured best (the rules: 108, 800 µs off).
+// The channel-blocked 1x1 (pointwise-nchwc) is fitted to MobileNetV2's 33
+// (both inputs; mean absolute error 0.011). Targets with 16 vector registers
+// (AVX2) run the same families at other efficiencies: their e is scaled by
+// the median measured/predicted time of each family over ResNet-50's 1x1 and
+// 3x3 convs as `aotc --tune` timed them on one Zen 3 core (AVX2, peak 101
+// GFLOP/s; the Zen 4 model over-predicted the blocked 1x1 by 1.22x, the GEMM
+// by 1.29x, the blocked 1x1 from an NCHW input by 1.49x, vectorize-channels
+// by 1.69x and vectorize-width by 1.20x). Winograd, whose time its
+// transforms and weight traffic set, gets no prediction, and the rules choose
+// among its candidates.
 constexpr double kPeakGflops = 117;
+// Memory bandwidth for traffic beyond L2 (one Zen 3 core: 14-15 GB/s).
+constexpr double kMemoryBytesPerUs = 15e3;
 
 struct Efficiency {
   double e, k0;
 };
 
-double predicted_us(double flops, int64_t reduction, const gen::ScheduleShape& shape) {
+Efficiency family_efficiency(const std::string& family, const Halide::Target& target) {
   Efficiency f{std::numeric_limits<double>::quiet_NaN(), 0};
-  if (shape.family == "vectorize-channels") f = {0.977, 16};
-  else if (shape.family == "vectorize-width") f = {0.890, 0};
-  else if (shape.family == "pointwise") f = {0.985, 4};
-  else if (shape.family == "pointwise-nchwc") f = {1.0, 3.5};
+  double few_registers_slowdown = 1;
+  if (family == "vectorize-channels") f = {0.977, 16}, few_registers_slowdown = 1.69;
+  else if (family == "vectorize-width") f = {0.890, 0}, few_registers_slowdown = 1.20;
+  else if (family == "pointwise") f = {0.985, 4}, few_registers_slowdown = 1.29;
+  else if (family == "pointwise-nchwc") f = {1.0, 3.5}, few_registers_slowdown = 1.22;
+  else if (family == "pointwise-nchw-to-nchwc") f = {1.0, 3.5}, few_registers_slowdown = 1.49;
+  if (!gen::many_vector_registers(target)) f.e /= few_registers_slowdown;
+  return f;
+}
+
+double predicted_us(double flops, int64_t reduction, const gen::ScheduleShape& shape, const Halide::Target& target) {
+  const Efficiency f = family_efficiency(shape.family, target);
   const auto k = static_cast<double>(reduction);
-  return flops / (kPeakGflops * 1e3 * f.e * k / (k + f.k0) * shape.lane_use);
+  return flops / (kPeakGflops * 1e3 * f.e * k / (k + f.k0) * shape.lane_use) + shape.memory_bytes / kMemoryBytesPerUs;
 }
 
 // A depthwise convolution does a few multiply-adds per output: memory traffic
@@ -111,34 +131,62 @@ Candidate direct(const Graph& g, const Node& node, const gen::Conv2dSpec& spec, 
   const gen::ScheduleShape shape = gen::conv2d_schedule_shape(spec, target);
   c.predicted_us = shape.family == "depthwise"
                        ? predicted_depthwise_us(spec, out, false)
-                       : predicted_us(step.flops, w.shape[1] * w.shape[2] * w.shape[3], shape);
+                       : predicted_us(step.flops, w.shape[1] * w.shape[2] * w.shape[3], shape, target);
   c.steps.push_back(std::move(step));
   return c;
 }
 
-// A 1x1 convolution with stride 1, no padding and one group: a matrix product.
-bool is_pointwise(const gen::Conv2dSpec& conv) {
-  return conv.kernel == std::array<int, 2>{1, 1} && conv.stride == std::array<int, 2>{1, 1} &&
-         conv.pad == std::array<int, 4>{0, 0, 0, 0} && conv.groups == 1;
+// A 1x1 convolution with no padding and one group: a matrix product.
+bool is_1x1(const gen::Conv2dSpec& conv) {
+  return conv.kernel == std::array<int, 2>{1, 1} && conv.pad == std::array<int, 4>{0, 0, 0, 0} && conv.groups == 1;
+}
+// ... over the input's own pixels (stride 1).
+bool is_pointwise(const gen::Conv2dSpec& conv) { return is_1x1(conv) && conv.stride == std::array<int, 2>{1, 1}; }
+
+// A strided copy's time: it reads the whole lines of the rows it keeps (a
+// stride along the row skips no cache lines) and writes the output, at the
+// layout conversions' rate.
+double predicted_subsample_us(const gen::SubsampleSpec& spec) {
+  const Shape out = gen::subsample_output_shape(spec);
+  return predicted_conversion_us({out[0], out[1], out[2], (spec.input_shape[3] + out[3]) / 2});
 }
 
 // A 1x1 convolution as a GEMM over flattened pixels: the input, output and
-// epilogue operands are passed as [N, C, H*W] views of the same bytes. None
-// when the conv or an epilogue operand does not fit that view.
+// epilogue operands are passed as [N, C, H*W] views of the same bytes. A
+// strided one first copies the pixels it reads into the node's scratch
+// (generators/subsample.h). None when the conv or an epilogue operand does not
+// fit that view.
 std::optional<Candidate> pointwise_gemm(const Graph& g, const Node& node, const gen::Conv2dSpec& conv,
                                         const Halide::Target& target) {
-  if (!is_pointwise(conv)) return std::nullopt;
+  if (!is_1x1(conv)) return std::nullopt;
   const Tensor& w = constant_input(g, node, 1, "weight");
-  const Shape& x = conv.input_shape;
+  const Shape& y = g.tensor(node.outputs[0]).shape;
   gen::PointwiseConvSpec spec;
-  spec.batch = x[0];
-  spec.in_channels = x[1];
-  spec.pixels = x[2] * x[3];
+  spec.batch = y[0];
+  spec.in_channels = conv.input_shape[1];
+  spec.pixels = y[2] * y[3];
   spec.out_channels = conv.out_channels;
   spec.has_bias = conv.has_bias;
   spec.epilogue = conv.epilogue;
+  Candidate c;
+  c.name = "pointwise-gemm";
+  double subsample_us = 0;
+  const Shape gemm_input{spec.batch, spec.in_channels, spec.pixels};
   KernelStep step;
-  step.args = {tensor_view(node.inputs[0], {spec.batch, spec.in_channels, spec.pixels}), packed_arg(0)};
+  step.args = {tensor_view(node.inputs[0], gemm_input), packed_arg(0)};
+  if (!is_pointwise(conv)) {
+    const gen::SubsampleSpec sub{conv.input_shape, conv.stride};
+    KernelStep copy;
+    copy.key = node_description(g, node) + " subsample";
+    copy.suffix = "subsample";
+    copy.ops = op_signature(node) + " (subsample)";
+    copy.build = [sub](const Halide::Target& t) { return gen::subsample(sub, t); };
+    copy.args = {tensor_arg(g, node.inputs[0]), scratch_arg(0, gen::subsample_output_shape(sub))};
+    c.steps.push_back(std::move(copy));
+    c.scratch_bytes = num_elements(gemm_input) * 4;
+    subsample_us = predicted_subsample_us(sub);
+    step.args[0] = scratch_arg(0, gemm_input);
+  }
   if (spec.has_bias) step.args.push_back(tensor_arg(g, node.inputs[2]));
   // Operands of add/mul/prelu broadcast along both of H and W or along
   // neither flatten with them; affine's [O] vectors are read by channel.
@@ -149,7 +197,7 @@ std::optional<Candidate> pointwise_gemm(const Graph& g, const Node& node, const 
       Shape s = g.tensor(id).shape;
       if (p.kind != PostOpKind::kAffine) {
         s.insert(s.begin(), 4 - s.size(), 1);  // NumPy: aligned from the right
-        if ((s[2] == 1) != (s[3] == 1) && x[2] != 1 && x[3] != 1) return std::nullopt;
+        if ((s[2] == 1) != (s[3] == 1) && y[2] != 1 && y[3] != 1) return std::nullopt;
         s = {s[0], s[1], s[2] * s[3]};
         spec.epilogue[i].operand_shape = s;
       }
@@ -165,11 +213,11 @@ std::optional<Candidate> pointwise_gemm(const Graph& g, const Node& node, const 
   const double outputs = static_cast<double>(spec.batch * spec.out_channels * spec.pixels);
   step.flops =
       2 * outputs * static_cast<double>(spec.in_channels) + outputs * static_cast<double>(node.epilogue.size());
-  Candidate c;
-  c.name = "pointwise-gemm";
-  c.preferred_by_rules = gen::use_pointwise_conv(spec.pixels, spec.out_channels);
-  c.predicted_us = predicted_us(step.flops, spec.in_channels, gen::pointwise_conv_schedule_shape(spec, target));
-  c.packed.push_back([spec, data = w.data] { return gen::pack_pointwise_conv_weights(spec, data->data()); });
+  c.preferred_by_rules = is_pointwise(conv) && gen::use_pointwise_conv(spec.pixels, spec.out_channels);
+  c.predicted_us =
+      subsample_us + predicted_us(step.flops, spec.in_channels, gen::pointwise_conv_schedule_shape(spec, target), target);
+  c.packed.push_back(
+      [spec, target, data = w.data] { return gen::pack_pointwise_conv_weights(spec, target, data->data()); });
   c.steps.push_back(std::move(step));
   return c;
 }
@@ -255,7 +303,8 @@ std::optional<Candidate> blocked_pointwise(const Graph& g, const Node& node, con
   step.flops = 2 * outputs * static_cast<double>(spec.in_channels) + outputs * static_cast<double>(node.epilogue.size());
   Candidate c;
   c.name = input_blocked ? "nchwc-pointwise" : "pointwise-to-nchwc";
-  c.predicted_us = predicted_us(step.flops, spec.in_channels, gen::pointwise_conv_blocked_schedule_shape(spec, target));
+  c.predicted_us =
+      predicted_us(step.flops, spec.in_channels, gen::pointwise_conv_blocked_schedule_shape(spec, target), target);
   c.packed.push_back([spec, data = constant_input(g, node, 1, "weight").data] {
     return gen::pack_blocked_pointwise_weights(spec, data->data());
   });
@@ -265,7 +314,8 @@ std::optional<Candidate> blocked_pointwise(const Graph& g, const Node& node, con
 
 // A 3x3 convolution by Winograd F(4x4, 3x3): input transform, 36 GEMMs, output
 // transform, through the node's scratch, which holds V and then M.
-std::optional<Candidate> winograd(const Graph& g, const Node& node, const gen::Conv2dSpec& spec) {
+std::optional<Candidate> winograd(const Graph& g, const Node& node, const gen::Conv2dSpec& spec,
+                                 const Halide::Target& target) {
   if (!gen::winograd_fits(spec)) return std::nullopt;
   constexpr int64_t kAlignment = 64;
   const Shape& x = spec.input_shape;
@@ -276,8 +326,8 @@ std::optional<Candidate> winograd(const Graph& g, const Node& node, const gen::C
   c.name = "winograd-f4x4";
   c.preferred_by_rules = gen::use_winograd(spec);
   c.scratch_bytes = m_offset + num_elements(m_matrix) * 4;
-  c.packed.push_back([spec, data = constant_input(g, node, 1, "weight").data] {
-    return gen::pack_winograd_weights(spec, data->data());
+  c.packed.push_back([spec, target, data = constant_input(g, node, 1, "weight").data] {
+    return gen::pack_winograd_weights(spec, target, data->data());
   });
   const std::string ops = op_signature(node), attrs = print_attrs(node.attrs);
   // (tile, channel) pairs each transform handles.
@@ -333,7 +383,7 @@ std::vector<Candidate> conv_candidates(const Graph& g, const Node& node, const H
     if (std::optional<Candidate> c = blocked_depthwise(g, node, spec, target)) candidates.push_back(std::move(*c));
   }
   if (options.winograd)
-    if (std::optional<Candidate> c = winograd(g, node, spec)) candidates.push_back(std::move(*c));
+    if (std::optional<Candidate> c = winograd(g, node, spec, target)) candidates.push_back(std::move(*c));
   candidates.push_back(direct(g, node, spec, target));
   return candidates;
 }
