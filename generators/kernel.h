@@ -60,9 +60,10 @@ struct Kernel {
 struct ScheduleShape {
   std::string family;
   double lane_use = 1;
-  // Bytes the schedule reads from beyond L2 on top of its operands once
-  // (operands re-read for every tile): their time adds to the arithmetic's.
-  double memory_bytes = 0;
+  // Bytes the schedule reads again from L3, or from memory where they do not
+  // fit in L3, on top of reading its operands once (operands re-read for
+  // every tile): their time adds to the arithmetic's.
+  double l3_bytes = 0, memory_bytes = 0;
 };
 
 // Weights rearranged at compile time into the layout a kernel's schedule reads.

@@ -60,8 +60,8 @@ gen::Conv2dSpec conv2d_spec(const Graph& g, const Node& node) {
 // transforms and weight traffic set, gets no prediction, and the rules choose
 // among its candidates.
 constexpr double kPeakGflops = 117;
-// Memory bandwidth for traffic beyond L2 (one Zen 3 core: 14-15 GB/s).
-constexpr double kMemoryBytesPerUs = 15e3;
+// Bandwidth of one core from L3 and from memory (Zen 3: 55-60 and 14-15 GB/s).
+constexpr double kL3BytesPerUs = 55e3, kMemoryBytesPerUs = 15e3;
 
 struct Efficiency {
   double e, k0;
@@ -82,7 +82,8 @@ Efficiency family_efficiency(const std::string& family, const Halide::Target& ta
 double predicted_us(double flops, int64_t reduction, const gen::ScheduleShape& shape, const Halide::Target& target) {
   const Efficiency f = family_efficiency(shape.family, target);
   const auto k = static_cast<double>(reduction);
-  return flops / (kPeakGflops * 1e3 * f.e * k / (k + f.k0) * shape.lane_use) + shape.memory_bytes / kMemoryBytesPerUs;
+  return flops / (kPeakGflops * 1e3 * f.e * k / (k + f.k0) * shape.lane_use) + shape.l3_bytes / kL3BytesPerUs +
+         shape.memory_bytes / kMemoryBytesPerUs;
 }
 
 // A depthwise convolution does a few multiply-adds per output: memory traffic
