@@ -50,12 +50,11 @@ constexpr double kSmallerTileCost = 0.05;
 // pixels, each vector fewer counted kSmallerTileCost slower. With 16 registers
 // a vector holds only 4 accumulators, too few chains for two FMA pipes: 16-24
 // input channels ran at 50% of the peak with one and 62-66% with three (AVX2,
-// one Zen 3 core), so there the count is chosen like the others.
+// one Zen 3 core), so there every count is chosen the same way, from two up.
 int pixel_vectors(const PointwiseConvSpec& s, const Halide::Target& target, int lanes, int max_vectors) {
-  if (s.in_channels < kFewInputChannels && many_vector_registers(target)) return 1;
-  // With 16 registers, a tile of one vector holds 4 accumulators: too few
-  // chains for two FMA pipes, so two vectors at least.
-  const int min_vectors = many_vector_registers(target) ? 1 : std::min(max_vectors, 2);
+  const bool many_registers = many_vector_registers(target);
+  if (many_registers && s.in_channels < kFewInputChannels) return 1;
+  const int min_vectors = many_registers ? 1 : std::min(max_vectors, 2);
   int best = max_vectors;
   double best_cost = std::numeric_limits<double>::infinity();
   for (int v = max_vectors; v >= min_vectors; --v) {  // ties keep the larger tile
@@ -89,12 +88,13 @@ ScheduleShape pointwise_conv_schedule_shape(const PointwiseConvSpec& spec, const
   // Vectors narrower than the target's leave the rest of its lanes idle.
   const int64_t tile_p = int64_t{t.lanes} * t.vectors;
   shape.lane_use = tile_use(spec.pixels, tile_p) * t.lanes / native_lanes(target);
-  // With pixel tiles outside channel blocks (16 registers), weights larger
-  // than L2 come from L3 (or memory) again for every tile after the first.
-  const int64_t weight_bytes = spec.in_channels * spec.out_channels * spec.weight_sets * 4;
-  if (!many_vector_registers(target) && weight_bytes > kL2Bytes) {
-    const auto reread = static_cast<double>(weight_bytes * ((spec.pixels + tile_p - 1) / tile_p - 1));
-    (weight_bytes <= kL3Bytes ? shape.l3_bytes : shape.memory_bytes) = reread;
+  // With pixel tiles outside channel blocks (16 registers), a weight set
+  // larger than L2 comes from L3 (or memory) again for every tile after the
+  // first.
+  const int64_t set_bytes = spec.in_channels * spec.out_channels * 4;
+  if (!many_vector_registers(target) && set_bytes > kL2Bytes) {
+    const auto reread = static_cast<double>(set_bytes * spec.weight_sets * ((spec.pixels + tile_p - 1) / tile_p - 1));
+    (set_bytes <= kL3Bytes ? shape.l3_bytes : shape.memory_bytes) = reread;
   }
   return shape;
 }

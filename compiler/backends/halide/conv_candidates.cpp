@@ -63,26 +63,26 @@ constexpr double kPeakGflops = 117;
 // Bandwidth of one core from L3 and from memory (Zen 3: 55-60 and 14-15 GB/s).
 constexpr double kL3BytesPerUs = 55e3, kMemoryBytesPerUs = 15e3;
 
-struct Efficiency {
+struct FamilyFit {
+  const char* family;
   double e, k0;
+  double few_registers_slowdown;  // measured/predicted with 16 vector registers
+};
+constexpr FamilyFit kFamilyFits[] = {
+    {"vectorize-channels", 0.977, 16, 1.69}, {"vectorize-width", 0.890, 0, 1.20},
+    {"pointwise", 0.985, 4, 1.29},           {"pointwise-nchwc", 1.0, 3.5, 1.22},
+    {"pointwise-nchw-to-nchwc", 1.0, 3.5, 1.49},
 };
 
-Efficiency family_efficiency(const std::string& family, const Halide::Target& target) {
-  Efficiency f{std::numeric_limits<double>::quiet_NaN(), 0};
-  double few_registers_slowdown = 1;
-  if (family == "vectorize-channels") f = {0.977, 16}, few_registers_slowdown = 1.69;
-  else if (family == "vectorize-width") f = {0.890, 0}, few_registers_slowdown = 1.20;
-  else if (family == "pointwise") f = {0.985, 4}, few_registers_slowdown = 1.29;
-  else if (family == "pointwise-nchwc") f = {1.0, 3.5}, few_registers_slowdown = 1.22;
-  else if (family == "pointwise-nchw-to-nchwc") f = {1.0, 3.5}, few_registers_slowdown = 1.49;
-  if (!gen::many_vector_registers(target)) f.e /= few_registers_slowdown;
-  return f;
-}
-
 double predicted_us(double flops, int64_t reduction, const gen::ScheduleShape& shape, const Halide::Target& target) {
-  const Efficiency f = family_efficiency(shape.family, target);
+  double e = std::numeric_limits<double>::quiet_NaN(), k0 = 0;
+  for (const FamilyFit& f : kFamilyFits)
+    if (shape.family == f.family) {
+      e = gen::many_vector_registers(target) ? f.e : f.e / f.few_registers_slowdown;
+      k0 = f.k0;
+    }
   const auto k = static_cast<double>(reduction);
-  return flops / (kPeakGflops * 1e3 * f.e * k / (k + f.k0) * shape.lane_use) + shape.l3_bytes / kL3BytesPerUs +
+  return flops / (kPeakGflops * 1e3 * e * k / (k + k0) * shape.lane_use) + shape.l3_bytes / kL3BytesPerUs +
          shape.memory_bytes / kMemoryBytesPerUs;
 }
 
@@ -174,7 +174,7 @@ std::optional<Candidate> pointwise_gemm(const Graph& g, const Node& node, const 
   double subsample_us = 0;
   const Shape gemm_input{spec.batch, spec.in_channels, spec.pixels};
   KernelStep step;
-  step.args = {tensor_view(node.inputs[0], gemm_input), packed_arg(0)};
+  step.args = {is_pointwise(conv) ? tensor_view(node.inputs[0], gemm_input) : scratch_arg(0, gemm_input), packed_arg(0)};
   if (!is_pointwise(conv)) {
     const gen::SubsampleSpec sub{conv.input_shape, conv.stride};
     KernelStep copy;
@@ -186,7 +186,6 @@ std::optional<Candidate> pointwise_gemm(const Graph& g, const Node& node, const 
     c.steps.push_back(std::move(copy));
     c.scratch_bytes = num_elements(gemm_input) * 4;
     subsample_us = predicted_subsample_us(sub);
-    step.args[0] = scratch_arg(0, gemm_input);
   }
   if (spec.has_bias) step.args.push_back(tensor_arg(g, node.inputs[2]));
   // Operands of add/mul/prelu broadcast along both of H and W or along
