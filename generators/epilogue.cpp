@@ -118,6 +118,22 @@ Halide::Expr apply_epilogue(Halide::Expr value, const std::vector<PostOpSpec>& e
   return epilogue_expr(std::move(value), epilogue, nchw, params, first);
 }
 
+Halide::Expr apply_blocked_epilogue(Halide::Expr value, const std::vector<PostOpSpec>& epilogue,
+                                    const std::vector<Halide::Expr>& blocked, const Shape& blocked_shape,
+                                    const std::vector<Halide::Expr>& nchw, const Shape& logical_shape,
+                                    std::vector<Halide::ImageParam>& params) {
+  for (const PostOpSpec& post : epilogue) {
+    if (post.kind == PostOpSpec::Kind::kAdd || post.kind == PostOpSpec::Kind::kMul) {
+      PostOpSpec in_blocks = post;
+      in_blocks.operand_shape = blocked_shape;
+      value = apply_epilogue(value, {in_blocks}, blocked, blocked_shape, params);
+    } else {
+      value = apply_epilogue(value, {post}, nchw, logical_shape, params);
+    }
+  }
+  return value;
+}
+
 std::string epilogue_suffix(const std::vector<PostOpSpec>& epilogue) {
   std::string s;
   for (const PostOpSpec& p : epilogue) s += std::string("+") + post_op_name(p.kind);

@@ -28,6 +28,14 @@ Halide::Expr epilogue_expr(Halide::Expr value, const std::vector<PostOpSpec>& ep
                            const std::vector<Halide::Expr>& nchw, const std::vector<Halide::ImageParam>& params,
                            size_t first_operand);
 
+// The epilogue of a kernel that writes NCHWc: add and mul operands of the
+// whole output are read in NCHWc, at `blocked` of `blocked_shape`; everything
+// else (affine's vectors) at the logical coordinates `nchw` of `logical_shape`.
+Halide::Expr apply_blocked_epilogue(Halide::Expr value, const std::vector<PostOpSpec>& epilogue,
+                                    const std::vector<Halide::Expr>& blocked, const Shape& blocked_shape,
+                                    const std::vector<Halide::Expr>& nchw, const Shape& logical_shape,
+                                    std::vector<Halide::ImageParam>& params);
+
 // "+relu+add" for schedule descriptions; empty for an empty epilogue.
 std::string epilogue_suffix(const std::vector<PostOpSpec>& epilogue);
 

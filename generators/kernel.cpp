@@ -78,6 +78,10 @@ bool many_vector_registers(const Halide::Target& target) {
 
 int accumulator_registers(const Halide::Target& target) { return many_vector_registers(target) ? 24 : 12; }
 
+int broadcast_tile_accumulators(const Halide::Target& target) {
+  return many_vector_registers(target) ? 14 : kFewRegistersBroadcastAccumulators;
+}
+
 double tile_use(int64_t extent, int64_t tile) {
   return static_cast<double>(extent) / static_cast<double>((extent + tile - 1) / tile * tile);
 }

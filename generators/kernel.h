@@ -114,6 +114,12 @@ int accumulator_registers(const Halide::Target& target);
 // spilled (conv2d's vectorise-channels and the blocked 1x1 on AVX2, one Zen 4
 // core: 36-52 GFLOP/s against 76-111 with 10 or fewer).
 constexpr int kFewRegistersBroadcastAccumulators = 10;
+// The accumulators of the channel-blocked kernels' tiles (a few pixels times
+// one or two blocks, each pixel's input value a broadcast of its own): past
+// these counts the tile spilled (one core, MobileNetV2's 1x1 shapes: AVX-512,
+// 2 blocks x 12 pixels ran at 54-80 GFLOP/s against 116-117 with 2 x 7; AVX2,
+// 2 x 6 at 36-52 against 106-111 with 2 x 5).
+int broadcast_tile_accumulators(const Halide::Target& target);
 // Output values over the values whole tiles of `tile` compute along `extent`.
 double tile_use(int64_t extent, int64_t tile);
 // Lanes for vectorising a loop of `extent`: the largest power of two no larger

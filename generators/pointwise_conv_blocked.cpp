@@ -25,17 +25,8 @@ void require_valid(const BlockedPointwiseSpec& s) {
 // Channel blocks per register tile: two where the output's blocks pair up.
 int blocks_per_tile(const BlockedPointwiseSpec& s) { return (s.out_channels / s.block) % 2 == 0 ? 2 : 1; }
 
-// Accumulators per register tile. Each pixel's input value is a broadcast of
-// its own; past these counts the tile spilled (one core, MobileNetV2's 1x1
-// shapes: AVX-512, 2 blocks x 12 pixels ran at 54-80 GFLOP/s against 116-117
-// with 2 x 7; AVX2, 2 x 6 at 36-52 against 106-111 with 2 x 5).
-constexpr int kManyRegistersTileAccumulators = 14;
-int tile_accumulators(const Halide::Target& target) {
-  return many_vector_registers(target) ? kManyRegistersTileAccumulators : kFewRegistersBroadcastAccumulators;
-}
-
 int tile_pixels(const BlockedPointwiseSpec& s, const Halide::Target& target) {
-  return static_cast<int>(std::min<int64_t>(s.pixels, tile_accumulators(target) / blocks_per_tile(s)));
+  return static_cast<int>(std::min<int64_t>(s.pixels, broadcast_tile_accumulators(target) / blocks_per_tile(s)));
 }
 
 }  // namespace
@@ -84,19 +75,8 @@ Kernel pointwise_conv_blocked(const BlockedPointwiseSpec& spec, const Halide::Ta
   Func acc("acc"), output("pointwise_conv_blocked");
   acc(b, p, ob, n) = spec.has_bias ? kernel.inputs[2](channel) : Expr(0.0f);
   acc(b, p, ob, n) += weights(b, c, ob) * in_value;
-  // Post-ops one at a time: operands of the whole output are read in NCHWc,
-  // everything else (affine's vectors) by logical channel.
-  Expr value = acc(b, p, ob, n);
-  for (const PostOpSpec& post : spec.epilogue) {
-    PostOpSpec blocked = post;
-    if (post.kind == PostOpSpec::Kind::kAdd || post.kind == PostOpSpec::Kind::kMul) {
-      blocked.operand_shape = out_shape;
-      value = apply_epilogue(value, {blocked}, {n, ob, p, b}, out_shape, kernel.inputs);
-    } else {
-      value = apply_epilogue(value, {post}, {n, channel, p}, {spec.batch, spec.out_channels, spec.pixels},
-                             kernel.inputs);
-    }
-  }
+  const Expr value = apply_blocked_epilogue(acc(b, p, ob, n), spec.epilogue, {n, ob, p, b}, out_shape, {n, channel, p},
+                                            {spec.batch, spec.out_channels, spec.pixels}, kernel.inputs);
   output(b, p, ob, n) = value;
   constrain_output(output, out_shape);
 

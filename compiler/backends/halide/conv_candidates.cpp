@@ -10,7 +10,9 @@
 
 #include "backends/halide/group_plan.h"
 #include "generators/conv2d.h"
+#include "generators/conv2d_blocked.h"
 #include "generators/depthwise_conv_blocked.h"
+#include "generators/pad.h"
 #include "generators/pointwise_conv.h"
 #include "generators/pointwise_conv_blocked.h"
 #include "generators/subsample.h"
@@ -56,9 +58,10 @@ gen::Conv2dSpec conv2d_spec(const Graph& g, const Node& node) {
 // 3x3 convs as `aotc --tune` timed them on one Zen 3 core (AVX2, peak 101
 // GFLOP/s; the Zen 4 model over-predicted the blocked 1x1 by 1.22x, the GEMM
 // by 1.29x, the blocked 1x1 from an NCHW input by 1.49x, vectorize-channels
-// by 1.69x and vectorize-width by 1.20x). Winograd, whose time its
-// transforms and weight traffic set, gets no prediction, and the rules choose
-// among its candidates.
+// by 1.69x and vectorize-width by 1.20x); the channel-blocked direct
+// convolution (direct-nchwc) is fitted there alone, and on 32 registers
+// assumed as efficient as the blocked 1x1 it shares its tile with. Winograd
+// is predicted from its parts (predicted_winograd_us).
 constexpr double kPeakGflops = 117;
 // Bandwidth of one core from L3 and from memory (Zen 3: 55-60 and 14-15 GB/s).
 constexpr double kL3BytesPerUs = 55e3, kMemoryBytesPerUs = 15e3;
@@ -71,7 +74,7 @@ struct FamilyFit {
 constexpr FamilyFit kFamilyFits[] = {
     {"vectorize-channels", 0.977, 16, 1.69}, {"vectorize-width", 0.890, 0, 1.20},
     {"pointwise", 0.985, 4, 1.29},           {"pointwise-nchwc", 1.0, 3.5, 1.22},
-    {"pointwise-nchw-to-nchwc", 1.0, 3.5, 1.49},
+    {"pointwise-nchw-to-nchwc", 1.0, 3.5, 1.49}, {"direct-nchwc", 1.0, 3.5, 1.38},
 };
 
 double predicted_us(double flops, int64_t reduction, const gen::ScheduleShape& shape, const Halide::Target& target) {
@@ -260,6 +263,21 @@ std::optional<Candidate> blocked_depthwise(const Graph& g, const Node& node, con
   return c;
 }
 
+// The arguments after a channel-blocked kernel's input and weights: the bias,
+// the epilogue operands (affine's vectors by channel, add and mul operands of
+// the whole output in NCHWc), the output in NCHWc.
+void blocked_output_args(const Graph& g, const Node& node, bool has_bias, const Shape& blocked_out,
+                         std::vector<StepArg>& args) {
+  if (has_bias) args.push_back(tensor_arg(g, node.inputs[2]));
+  size_t operand = node.op_operand_count();
+  for (const PostOp& p : node.epilogue)
+    for (TensorId id : node.post_op_operands(p)) {
+      AOTC_CHECK(node.inputs[operand++] == id, "epilogue operands of ", node.name, " out of order");
+      args.push_back(p.kind == PostOpKind::kAffine ? tensor_arg(g, id) : tensor_view(id, blocked_out, Layout::kNCHWc));
+    }
+  args.push_back(tensor_view(node.outputs[0], blocked_out, Layout::kNCHWc));
+}
+
 // A 1x1 convolution writing NCHWc, from an NCHW input ("pointwise-to-nchwc")
 // or an NCHWc one ("nchwc-pointwise"); add and mul operands of the whole
 // output are read in NCHWc too.
@@ -291,14 +309,7 @@ std::optional<Candidate> blocked_pointwise(const Graph& g, const Node& node, con
   step.args = {input_blocked ? tensor_view(node.inputs[0], {x[0], x[1] / b, spec.pixels, b}, Layout::kNCHWc)
                              : tensor_view(node.inputs[0], {x[0], x[1], spec.pixels}),
                packed_arg(0)};
-  if (spec.has_bias) step.args.push_back(tensor_arg(g, node.inputs[2]));
-  size_t operand = node.op_operand_count();
-  for (const PostOp& p : node.epilogue)
-    for (TensorId id : node.post_op_operands(p)) {
-      AOTC_CHECK(node.inputs[operand++] == id, "epilogue operands of ", node.name, " out of order");
-      step.args.push_back(p.kind == PostOpKind::kAffine ? tensor_arg(g, id) : tensor_view(id, blocked_out, Layout::kNCHWc));
-    }
-  step.args.push_back(tensor_view(node.outputs[0], blocked_out, Layout::kNCHWc));
+  blocked_output_args(g, node, spec.has_bias, blocked_out, step.args);
   const double outputs = static_cast<double>(num_elements(out));
   step.flops = 2 * outputs * static_cast<double>(spec.in_channels) + outputs * static_cast<double>(node.epilogue.size());
   Candidate c;
@@ -310,6 +321,94 @@ std::optional<Candidate> blocked_pointwise(const Graph& g, const Node& node, con
   });
   c.steps.push_back(std::move(step));
   return c;
+}
+
+// A dense convolution writing NCHWc, from an NCHWc input ("nchwc-direct"),
+// or from an NCHW input whose channels make no whole blocks
+// ("direct-to-nchwc": a stem's 3 colours), for the kernels and strides the
+// blocked 1x1 does not take. (From a deep NCHW input it ran 1.6-2.7x slower
+// than from NCHWc on ResNet-50's 14x14 and 7x7 maps, one Zen 3 core: the
+// broadcasts of one pixel's channels are a plane apart, a power of two there.)
+// A padded convolution first copies its input with the zeros around it into
+// the node's scratch (generators/pad.h), so that no tap reads outside it.
+std::optional<Candidate> blocked_direct(const Graph& g, const Node& node, const gen::Conv2dSpec& conv,
+                                        bool input_blocked, const Halide::Target& target) {
+  const Shape& x = conv.input_shape;
+  const int b = gen::channel_block(target);
+  if (x.size() != 4 || conv.groups != 1 || is_pointwise(conv) || (!input_blocked && x[1] % b == 0)) return std::nullopt;
+  const std::array<int, 4>& pad = conv.pad;  // top, left, bottom, right
+  gen::BlockedConvSpec spec;
+  spec.conv = conv;
+  spec.conv.input_shape = {x[0], x[1], x[2] + pad[0] + pad[2], x[3] + pad[1] + pad[3]};
+  spec.conv.pad = {0, 0, 0, 0};
+  spec.block = b;
+  spec.input_blocked = input_blocked;
+  if (!gen::blocked_conv_fits(spec)) return std::nullopt;
+  const Shape out = g.tensor(node.outputs[0]).shape;
+  const Shape blocked_out = gen::blocked_shape(out, b);
+  const auto view = [&](const Shape& nchw) { return input_blocked ? gen::blocked_shape(nchw, b) : nchw; };
+  const Layout input_layout = input_blocked ? Layout::kNCHWc : Layout::kNCHW;
+  Candidate c;
+  c.name = input_blocked ? "nchwc-direct" : "direct-to-nchwc";
+  KernelStep step;
+  step.args = {tensor_view(node.inputs[0], view(x), input_layout), packed_arg(0)};
+  double pad_us = 0;
+  if (pad != std::array<int, 4>{0, 0, 0, 0}) {
+    // Padded as rows of W*Bi floats, [N, C/Bi, H, W*Bi]: the pad kernel then
+    // vectorises whole rows, where the innermost block of 8 lanes left it a
+    // fused loop over pixels that spent 7x the copy's time on index arithmetic.
+    const int64_t bi = input_blocked ? b : 1;
+    gen::PadSpec padding;
+    padding.input_shape = {x[0], x[1] / bi, x[2], x[3] * bi};
+    padding.pads = {0, 0, pad[0], pad[1] * bi, 0, 0, pad[2], pad[3] * bi};
+    KernelStep copy;
+    copy.key = node_description(g, node) + (input_blocked ? " nchw" : " nchw -> nchw") + std::to_string(b) + "c pad";
+    copy.suffix = "pad";
+    copy.ops = op_signature(node) + " (pad)";
+    copy.build = [padding](const Halide::Target& t) { return gen::pad(padding, t); };
+    copy.args = {tensor_view(node.inputs[0], padding.input_shape, input_layout),
+                 scratch_arg(0, gen::pad_output_shape(padding))};
+    step.args[0] = scratch_arg(0, view(spec.conv.input_shape));
+    c.steps.push_back(std::move(copy));
+    c.scratch_bytes = num_elements(spec.conv.input_shape) * 4;
+    pad_us = predicted_conversion_us(spec.conv.input_shape);
+  }
+  step.key = node_description(g, node) + (input_blocked ? " nchw" : " nchw -> nchw") + std::to_string(b) + "c";
+  step.suffix = input_blocked ? "conv2d_nchwc" : "conv2d_to_nchwc";
+  step.ops = op_signature(node) + (input_blocked ? " (nchwc)" : " (to nchwc)");
+  step.build = [spec](const Halide::Target& t) { return gen::conv2d_blocked(spec, t); };
+  blocked_output_args(g, node, conv.has_bias, blocked_out, step.args);
+  const int64_t reduction = x[1] * conv.kernel[0] * conv.kernel[1];
+  const double outputs = static_cast<double>(num_elements(out));
+  step.flops = 2 * outputs * static_cast<double>(reduction) + outputs * static_cast<double>(node.epilogue.size());
+  c.predicted_us =
+      pad_us + predicted_us(step.flops, reduction, gen::conv2d_blocked_schedule_shape(spec, target), target);
+  c.packed.push_back([spec, data = constant_input(g, node, 1, "weight").data] {
+    return gen::pack_blocked_conv_weights(spec, data->data());
+  });
+  c.steps.push_back(std::move(step));
+  return c;
+}
+
+// Winograd's time: its 36 GEMMs as the pointwise family predicts them, plus
+// their transformed weights (4x the direct ones: 37.7 MB for a 512x512 layer)
+// read from memory once per run, plus the two transforms, which are bound by
+// neither the FMAs nor the bandwidth: fitted per byte of V (M) and per channel
+// to ResNet-50's four Winograd shapes (56x56x64 to 7x7x512) as the library's
+// timing hook measured them in the model on one Zen 3 core (input transform
+// 176-394 µs, output 109-175; the fit 0.76-1.02x of each).
+constexpr double kInputTransformBytesPerUs = 4.8e3, kOutputTransformBytesPerUs = 11.3e3;
+constexpr double kTransformUsPerChannel = 0.23;
+double predicted_winograd_us(const gen::Conv2dSpec& spec, double gemm_flops, const Halide::Target& target) {
+  const gen::PointwiseConvSpec gemm = gen::winograd_gemm_spec(spec);
+  const auto bytes = [](const Shape& s) { return static_cast<double>(num_elements(s) * 4); };
+  const double transforms =
+      bytes(gen::winograd_transformed_input_shape(spec)) / kInputTransformBytesPerUs +
+      bytes(gen::winograd_transformed_output_shape(spec)) / kOutputTransformBytesPerUs +
+      kTransformUsPerChannel * static_cast<double>(spec.input_shape[0] * (gemm.in_channels + gemm.out_channels));
+  const double weights = static_cast<double>(gen::kWinogradPoints * gemm.in_channels * gemm.out_channels * 4);
+  return transforms + weights / kMemoryBytesPerUs +
+         predicted_us(gemm_flops, gemm.in_channels, gen::pointwise_conv_schedule_shape(gemm, target), target);
 }
 
 // A 3x3 convolution by Winograd F(4x4, 3x3): input transform, 36 GEMMs, output
@@ -364,6 +463,7 @@ std::optional<Candidate> winograd(const Graph& g, const Node& node, const gen::C
   output.flops = gen::kWinogradOutputTransformFlops * tile_channels_out +
                  static_cast<double>(num_elements(g.tensor(node.outputs[0]).shape)) *
                      static_cast<double>(node.epilogue.size());
+  c.predicted_us = predicted_winograd_us(spec, products.flops, target);
   c.steps = {std::move(input), std::move(products), std::move(output)};
   return c;
 }
@@ -379,6 +479,9 @@ std::vector<Candidate> conv_candidates(const Graph& g, const Node& node, const H
   if (options.blocked_layouts) {
     for (bool input_blocked : {false, true})
       if (std::optional<Candidate> c = blocked_pointwise(g, node, spec, input_blocked, target))
+        candidates.push_back(std::move(*c));
+    for (bool input_blocked : {false, true})
+      if (std::optional<Candidate> c = blocked_direct(g, node, spec, input_blocked, target))
         candidates.push_back(std::move(*c));
     if (std::optional<Candidate> c = blocked_depthwise(g, node, spec, target)) candidates.push_back(std::move(*c));
   }
