@@ -8,7 +8,7 @@ whatever their layout conversions cost."""
 import json
 
 
-BLOCKED = ("pointwise-to-nchwc", "nchwc-pointwise", "nchwc-depthwise")
+BLOCKED = ("pointwise-to-nchwc", "nchwc-pointwise", "nchwc-depthwise", "direct-to-nchwc", "nchwc-direct")
 
 
 def write_other_choices_cache(report, path):
