@@ -329,7 +329,7 @@ std::optional<Candidate> blocked_pointwise(const Graph& g, const Node& node, con
 // A dense convolution writing NCHWc, from an NCHWc input ("nchwc-direct"),
 // or from an NCHW input whose channels make no whole blocks
 // ("direct-to-nchwc": a stem's 3 colours), for the kernels and strides the
-// blocked 1x1 does not take. (From a deep NCHW input it ran 1.6-2.7x slower
+// blocked 1x1 does not take. (From a deep NCHW input it ran 1.6-2.9x slower
 // than from NCHWc on ResNet-50's 14x14 and 7x7 maps, one Zen 3 core: the
 // broadcasts of one pixel's channels are a plane apart, a power of two there.)
 // A padded convolution first copies its input with the zeros around it into
@@ -353,6 +353,7 @@ std::optional<Candidate> blocked_direct(const Graph& g, const Node& node, const 
   const Layout input_layout = input_blocked ? Layout::kNCHWc : Layout::kNCHW;
   Candidate c;
   c.name = input_blocked ? "nchwc-direct" : "direct-to-nchwc";
+  const std::string key = node_description(g, node) + (input_blocked ? " nchw" : " nchw -> nchw") + std::to_string(b) + "c";
   KernelStep step;
   step.args = {tensor_view(node.inputs[0], view(x), input_layout), packed_arg(0)};
   double pad_us = 0;
@@ -365,7 +366,7 @@ std::optional<Candidate> blocked_direct(const Graph& g, const Node& node, const 
     padding.input_shape = {x[0], x[1] / bi, x[2], x[3] * bi};
     padding.pads = {0, 0, pad[0], pad[1] * bi, 0, 0, pad[2], pad[3] * bi};
     KernelStep copy;
-    copy.key = node_description(g, node) + (input_blocked ? " nchw" : " nchw -> nchw") + std::to_string(b) + "c pad";
+    copy.key = key + " pad";
     copy.suffix = "pad";
     copy.ops = op_signature(node) + " (pad)";
     copy.build = [padding](const Halide::Target& t) { return gen::pad(padding, t); };
@@ -376,7 +377,7 @@ std::optional<Candidate> blocked_direct(const Graph& g, const Node& node, const 
     c.scratch_bytes = num_elements(spec.conv.input_shape) * 4;
     pad_us = predicted_conversion_us(spec.conv.input_shape);
   }
-  step.key = node_description(g, node) + (input_blocked ? " nchw" : " nchw -> nchw") + std::to_string(b) + "c";
+  step.key = key;
   step.suffix = input_blocked ? "conv2d_nchwc" : "conv2d_to_nchwc";
   step.ops = op_signature(node) + (input_blocked ? " (nchwc)" : " (to nchwc)");
   step.build = [spec](const Halide::Target& t) { return gen::conv2d_blocked(spec, t); };
