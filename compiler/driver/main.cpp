@@ -20,6 +20,7 @@
 #include "backends/halide/halide_backend.h"
 #include "frontends/frontend.h"
 #include "ir/printer.h"
+#include "package/cuda_package.h"
 #include "package/package.h"
 #include "passes/pipeline.h"
 #include "plan/memory_plan.h"
@@ -213,6 +214,26 @@ void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::tim
   std::filesystem::create_directories(work.path, ec);
   if (ec) fail(ExitCode::kIo, work.path.string(), ": cannot create a work directory (", ec.message(), ")");
 
+  const std::string producer =
+      std::string("aotc ") + kVersion + " from " + std::filesystem::path(opt.model).filename().string();
+  if (const int capability = cuda_capability(target); capability > 0) {
+    if (opt.weights == "external") fail(ExitCode::kUnsupported, "--weights=external: GPU libraries embed their weights");
+    const CudaStubModel model = lower_to_cuda_stubs(g, plan_cuda_stub_memory(g));
+    std::cout << "aotc: emitting CUDA stubs for " << model.layers.size() << " layers of " << g.name << " (" << target
+              << ", sm_" << capability << ")\n";
+    CudaPackageOptions options;
+    options.out_dir = out_dir.string();
+    options.work_dir = work.path.string();
+    options.target = target;
+    options.cuda_capability = capability;
+    options.sdk_header = sdk_header();
+    options.producer = producer;
+    options.compile_seconds_so_far = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const PackageResult result = write_cuda_library(model, options);
+    std::cout << result.summary << "wrote " << result.library << ", " << result.header << ", " << result.report << "\n";
+    return;
+  }
+
   const GroupPlan groups = plan_groups(g, opt.lowering());
   const MemoryPlan plan = opt.plan(g, groups);
   LoweredModel model = lower_to_halide(g, plan, groups);
@@ -229,7 +250,7 @@ void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::tim
   options.format = format;
   options.external_weights = opt.weights == "external";
   options.sdk_header = sdk_header();
-  options.producer = std::string("aotc ") + kVersion + " from " + std::filesystem::path(opt.model).filename().string();
+  options.producer = producer;
   options.compile_seconds_so_far = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const PackageResult result = write_library(model, objects, options);
   std::cout << result.summary << "wrote " << result.library << ", " << result.header << ", " << result.report
@@ -251,7 +272,7 @@ int run(int argc, char** argv) {
   app.add_option("-o,--output", opt.output,
                  "Output: a directory for lib (default: .), a file for run, graph and plan (default: stdout)");
   app.add_option("--name", opt.name, "Model name (default: the model file's stem)");
-  app.add_option("--target", opt.target, "Halide target string for --emit=lib: host, x86-64-linux with CPU features (e.g. x86-64-linux-avx2), arm-64-linux or arm-32-linux (default: host)");
+  app.add_option("--target", opt.target, "Halide target string for --emit=lib: host, x86-64-linux with CPU features (e.g. x86-64-linux-avx2), arm-64-linux or arm-32-linux (default: host); host-cuda[-cuda_capability_NN] builds a GPU library (CUDA stubs over cuDNN)");
   app.add_option("--jobs", opt.jobs, "Worker processes compiling kernels (default: one per core)");
   app.add_option("--cxx", opt.cxx, "C++ compiler for the generated runner (default: c++ for the host's architecture, aarch64-linux-gnu-g++ for arm-64-linux, arm-linux-gnueabihf-g++ for arm-32-linux)");
   app.add_option("--conv-algorithm", opt.conv_algorithm,

@@ -12,11 +12,11 @@
 
 #include "package/embedded_runtime.h"
 #include "package/package.h"
+#include "package/package_files.h"
 #include "support/names.h"
 #include "package/report.h"
 #include "package/weights_file.h"
 #include "support/error.h"
-#include "support/subprocess.h"
 
 #ifndef AOTC_HALIDE_INCLUDE_DIR
 #error "AOTC_HALIDE_INCLUDE_DIR must name the directory of HalideRuntime.h"
@@ -26,30 +26,6 @@ namespace aotc {
 namespace {
 
 namespace fs = std::filesystem;
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!out) fail(ExitCode::kIo, path.string(), ": cannot write");
-}
-
-void run_tool(const std::vector<std::string>& argv, const std::string& what) {
-  CommandResult r = run_command(argv);
-  if (r.exit_code != 0)
-    fail(ExitCode::kIo, what, " failed (exit ", r.exit_code, "): ", command_line(argv), "\n", r.output);
-}
-
-// The weights blob as an object: an assembler file that .incbin's the bytes,
-// which any target's assembler handles and which costs no C++ parsing.
-std::string weights_assembly(const std::string& symbol, const std::string& blob_path) {
-  return "  .section .rodata\n"
-         "  .balign 64\n"
-         "  .globl " + symbol + "\n" +
-         symbol + ":\n"
-         "  .incbin \"" + blob_path + "\"\n"
-         "  .byte 0\n"
-         "  .section .note.GNU-stack,\"\",%progbits\n";
-}
 
 // What the packager reads of an ELF object: its class (32 or 64, 0 if not ELF),
 // machine, and the bytes its allocated sections take in a program image (code,

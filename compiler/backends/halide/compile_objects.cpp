@@ -131,12 +131,25 @@ std::string halide_target_string(const std::string& requested) {
   if (!Halide::Target::validate_target_string(requested))
     fail(ExitCode::kUsage, "--target: '", requested, "' is not a Halide target string (e.g. host, x86-64-linux-avx2, arm-64-linux)");
   const Halide::Target target(requested);
-  // No GPU backend yet: a GPU feature would silently give a CPU-only library.
-  if (target.has_gpu_feature())
+  // The GPU runs through the CUDA stubs, which nvcc builds for this host only.
+  const Halide::Target host = host_target();
+  if (target.has_gpu_feature() &&
+      (!target.has_feature(Halide::Target::CUDA) || target.arch != host.arch || target.bits != host.bits ||
+       target.os != host.os))
     fail(ExitCode::kUnsupported, "--target: '", requested,
-         "' asks for a GPU; aotc generates CPU code only (supported: host, x86-64-linux with CPU features such "
-         "as avx2 or avx512, arm-64-linux, arm-32-linux)");
+         "' asks for a GPU aotc does not build for; GPU libraries are CUDA for this host (e.g. "
+         "host-cuda-cuda_capability_80)");
+  if (target.has_feature(Halide::Target::CUDA) && target.get_cuda_capability_lower_bound() > 20 &&
+      target.get_cuda_capability_lower_bound() < 75)
+    fail(ExitCode::kUnsupported, "--target: '", requested,
+         "': nvcc 13 builds for compute capability 7.5 and newer (cuda_capability_75 or higher)");
   return target.to_string();
+}
+
+int cuda_capability(const std::string& target) {
+  const Halide::Target t(target);
+  if (!t.has_feature(Halide::Target::CUDA)) return 0;
+  return std::max(75, t.get_cuda_capability_lower_bound());
 }
 
 namespace {

@@ -18,6 +18,9 @@ namespace aotc {
 // "host" is this machine without the features Halide 14 wrongly claims for it
 // (AVX-VNNI on AMD Zen 4).
 std::string halide_target_string(const std::string& requested);
+// The compute capability a CUDA target builds for (75 when it names none), or 0
+// for a CPU target.
+int cuda_capability(const std::string& target);
 
 // The C++ compiler that builds code for `target` next to the kernels: c++ for
 // the host's own architecture, else Debian's cross compiler (aarch64-linux-gnu-g++

@@ -1,0 +1,174 @@
+#!/usr/bin/python3
+"""GPU libraries (aotc --target=host-cuda...) against PyTorch.
+
+  gpu_models.py build --aotc AOTC --exporter EXPORTER --workdir DIR (--model NAME | --module F.py:C)...
+                [--name NAME] [--size S] [--input-shape N,C,H,W] [--capability 80] [--weight-pool N]
+      exports each model with random weights and PyTorch's output on a random input
+      (aotc-export-torch --reference), compiles its GPU library, links
+      tests/cuda/run_gpu_library.cpp against it, and leaves DIR/<model>/{run, input.bin,
+      output.bin}, after checking that the report names a backend for every layer. With
+      --weight-pool the weights repeat (aotc-export-torch says why), so that an xz archive
+      carries the programs to a lent GPU machine (bench/gpu/run-gpu-bench prepare).
+  gpu_models.py check --workdir DIR [--require-gpu]
+      runs each DIR/<model>/run and compares its output with PyTorch's: the largest
+      difference must be at most 1e-3 * max|PyTorch| (cuDNN runs without TF32). Exits 77
+      (ctest: skipped) when there is no usable GPU, unless --require-gpu. On a machine whose
+      cuDNN is PyTorch's wheel (nvidia-cudnn-cu13), that library's folder is put on
+      LD_LIBRARY_PATH first, as an app would.
+  gpu_models.py test ...   build, then check (the ctest of one model).
+  gpu_models.py no-device --workdir DIR
+      runs each DIR/<model>/run --expect-unavailable with CUDA_VISIBLE_DEVICES= (create must
+      return AOTC_ERROR_DEVICE_UNAVAILABLE with a message, on any machine) and, where a GPU
+      is visible, again with cuDNN off the loader's path.
+"""
+import os
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+TOLERANCE = 1e-3  # of max|reference|
+BACKENDS = ("halide-cpu", "halide-cuda", "cudnn")
+SKIP = 77
+
+
+def run(command, **kwargs):
+    result = subprocess.run([str(c) for c in command], capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        sys.exit(f"{' '.join(map(str, command))} failed ({result.returncode}):\n{result.stdout}{result.stderr}")
+    return result
+
+
+def build(args):
+    cases = [(m, ["--model", m]) for m in args.model] + \
+            [(m.rpartition(":")[2].lower(), ["--module", m]) for m in args.module]
+    if args.name:
+        if len(cases) != 1:
+            sys.exit("--name names one model")
+        cases = [(args.name, cases[0][1])]
+    for name, source in cases:
+        out = args.workdir / name
+        out.mkdir(parents=True, exist_ok=True)
+        shape = args.input_shape or f"1,3,{args.size},{args.size}"
+        export = [args.exporter, *source, "-o", out / f"{name}.fb", "--input-shape", shape,
+                  "--reference", out]
+        if args.weight_pool:
+            export += ["--weight-pool", args.weight_pool]
+        run(export)
+        lib = out / "lib"
+        run([args.aotc, out / f"{name}.fb", "--emit=lib", "--name", name, "-o", lib,
+             "--target", f"host-cuda-cuda_capability_{args.capability}"])
+        check_report(lib / f"{name}.report.json")
+        run(["c++", "-std=c++17", "-O2", f"-DAOTC_MODEL={name}", "-I", lib, "-I", HERE.parent.parent / "tools",
+             "-I", "/usr/local/cuda/include", HERE / "run_gpu_library.cpp", lib / f"lib{name}.a",
+             "-lpthread", "-ldl", "-lrt", "-o", out / "run"])
+        (out / f"{name}.fb").unlink()
+        print(f"{name}: built ({(out / 'run').stat().st_size / 2**20:.1f} MiB)", flush=True)
+
+
+def check_report(path):
+    """Every layer of the report names its backend and what runs it."""
+    report = json.loads(path.read_text())
+    layers = report["layers"]
+    if not layers or any(l.get("backend") not in BACKENDS or not l.get("call") for l in layers):
+        sys.exit(f"{path}: every layer needs a backend (one of {BACKENDS}) and a call: {layers[:3]}")
+    if report["totals"]["device_arena_bytes"] <= report["totals"]["weights_bytes"]:
+        sys.exit(f"{path}: the device arena must hold the weights and the activations: {report['totals']}")
+
+
+def cudnn_environment():
+    """os.environ, with the folder of PyTorch's cuDNN wheel (if any) first on LD_LIBRARY_PATH."""
+    env = dict(os.environ)
+    try:
+        import nvidia.cudnn
+        folder = Path(list(nvidia.cudnn.__path__)[0]) / "lib"
+        env["LD_LIBRARY_PATH"] = f"{folder}:{env.get('LD_LIBRARY_PATH', '')}"
+    except ImportError:
+        pass
+    return env
+
+
+def programs(workdir):
+    return sorted(p for p in workdir.iterdir() if (p / "run").exists())
+
+
+def no_device(args):
+    for directory in programs(args.workdir):
+        hidden_gpu = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+        print(run([directory / "run", "--expect-unavailable"], env=hidden_gpu).stdout.strip())
+        probe = subprocess.run([directory / "run", "--expect-unavailable"], capture_output=True, text=True)
+        if probe.returncode != 0:  # a GPU is visible: hide cuDNN instead
+            hidden_cudnn = dict(os.environ, LD_LIBRARY_PATH="")
+            result = run([directory / "run", "--expect-unavailable"], env=hidden_cudnn)
+            if "cudnn" not in result.stdout.lower():
+                sys.exit(f"without cuDNN, create should say so: {result.stdout}")
+            print(result.stdout.strip())
+
+
+def check(args):
+    failures, skipped = [], None
+    print(f"{'model':16s} {'max|diff|':>10s} {'max|ref|':>10s} {'ratio':>9s}  result")
+    env = cudnn_environment()
+    for directory in programs(args.workdir):
+        output = directory / "gpu_output.bin"
+        start = time.time()
+        result = subprocess.run([directory / "run", output, directory / "input.bin"], capture_output=True, text=True,
+                                env=env)
+        seconds = time.time() - start
+        if result.returncode == SKIP:
+            skipped = result.stdout.strip()
+            print(f"{directory.name:16s} {skipped}")
+            continue
+        if result.returncode != 0:
+            failures.append(directory.name)
+            print(f"{directory.name:16s} failed ({result.returncode}): {result.stdout}{result.stderr}")
+            continue
+        got = np.fromfile(output, dtype="<f4")
+        want = np.fromfile(directory / "output.bin", dtype="<f4")
+        scale = float(np.max(np.abs(want)))
+        diff = float(np.max(np.abs(got - want))) if got.shape == want.shape else float("inf")
+        ok = np.all(np.isfinite(got)) and diff <= TOLERANCE * scale
+        print(f"{directory.name:16s} {diff:10.3g} {scale:10.3g} {diff / scale:9.2e}  "
+              f"{'ok' if ok else 'MISMATCH'} ({seconds:.1f} s with create)")
+        if not ok:
+            failures.append(directory.name)
+    if failures:
+        sys.exit(f"GPU output differs from PyTorch: {', '.join(failures)}")
+    if skipped is not None:
+        if args.require_gpu:
+            sys.exit(f"no GPU but --require-gpu: {skipped}")
+        sys.exit(SKIP)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("mode", choices=["build", "check", "test", "no-device"])
+    p.add_argument("--workdir", type=Path, required=True)
+    p.add_argument("--aotc")
+    p.add_argument("--exporter")
+    p.add_argument("--model", action="append", default=[])
+    p.add_argument("--module", action="append", default=[])
+    p.add_argument("--name", help="the library's name (default: the model's)")
+    p.add_argument("--size", type=int, default=224)
+    p.add_argument("--input-shape")
+    p.add_argument("--capability", type=int, default=80)
+    p.add_argument("--weight-pool", type=int, default=0)
+    p.add_argument("--require-gpu", action="store_true")
+    args = p.parse_args()
+    if args.mode in ("build", "test"):
+        if not args.aotc or not args.exporter:
+            p.error(f"{args.mode} needs --aotc and --exporter")
+        build(args)
+    if args.mode in ("check", "test"):
+        check(args)
+    if args.mode == "no-device":
+        no_device(args)
+
+
+if __name__ == "__main__":
+    main()
