@@ -32,7 +32,9 @@
   X(DestroyFilterDescriptor) X(SetFilter4dDescriptor) X(CreateConvolutionDescriptor)                  \
   X(DestroyConvolutionDescriptor) X(SetConvolution2dDescriptor) X(SetConvolutionGroupCount)           \
   X(SetConvolutionMathType) X(GetConvolution2dForwardOutputDim) X(GetConvolutionForwardAlgorithm_v7) \
-  X(ConvolutionForward)
+  X(FindConvolutionForwardAlgorithm)                                                                  \
+  X(ConvolutionForward) X(CreateActivationDescriptor) X(SetActivationDescriptor)                     \
+  X(DestroyActivationDescriptor) X(ConvolutionBiasActivationForward)
 
 namespace aotc_cuda {
 namespace {
@@ -178,10 +180,17 @@ struct ConvPlan {
   cudnnConvolutionDescriptor_t conv_desc;
   cudnnConvolutionFwdAlgo_t algo;
   size_t workspace_bytes;  // what algo needs of dev->workspace
+  // conv + bias (+ residual) + relu as one cuDNN call (conv_plan_fuse_relu), until
+  // cuDNN says it does not support that for this algorithm.
+  cudnnTensorDescriptor_t bias_desc;
+  cudnnActivationDescriptor_t relu_desc;
+  bool fused;
 };
 
 inline void conv_plan_destroy(Device* dev, ConvPlan* plan) {
   if (dev->dnn != nullptr) {
+    if (plan->bias_desc != nullptr) dev->dnn->DestroyTensorDescriptor(plan->bias_desc);
+    if (plan->relu_desc != nullptr) dev->dnn->DestroyActivationDescriptor(plan->relu_desc);
     if (plan->x_desc != nullptr) dev->dnn->DestroyTensorDescriptor(plan->x_desc);
     if (plan->y_desc != nullptr) dev->dnn->DestroyTensorDescriptor(plan->y_desc);
     if (plan->w_desc != nullptr) dev->dnn->DestroyFilterDescriptor(plan->w_desc);
@@ -211,12 +220,19 @@ inline int conv_plan_steps(Device* dev, ConvPlan* p, int n, int c, int h, int w,
   int on, oc, oh, ow;
   AOTC_DNN(GetConvolution2dForwardOutputDim, p->conv_desc, p->x_desc, p->w_desc, &on, &oc, &oh, &ow)
   AOTC_DNN(SetTensor4dDescriptor, p->y_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, on, oc, oh, ow)
+  // Each algorithm timed on this GPU, fastest first (as PyTorch's cudnn.benchmark), at
+  // create; the heuristic's order where timing fails (say, out of device memory).
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int returned = 0;
-  AOTC_DNN(GetConvolutionForwardAlgorithm_v7, dev->handle, p->x_desc, p->w_desc, p->conv_desc, p->y_desc,
-           CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf)
+  if (d.FindConvolutionForwardAlgorithm(dev->handle, p->x_desc, p->w_desc, p->conv_desc, p->y_desc,
+                                        CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf) != CUDNN_STATUS_SUCCESS ||
+      returned == 0) {
+    cudaGetLastError();
+    AOTC_DNN(GetConvolutionForwardAlgorithm_v7, dev->handle, p->x_desc, p->w_desc, p->conv_desc, p->y_desc,
+             CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf)
+  }
 #undef AOTC_DNN
-  // The heuristic's best first: take the first that works in FMA math within the workspace cap.
+  // Take the first that works in FMA math within the workspace cap.
   int chosen = -1;
   for (int i = 0; i < returned && chosen < 0; ++i)
     if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxConvWorkspace &&
@@ -248,6 +264,42 @@ inline int conv_plan_create(Device* dev, ConvPlan* plan, int n, int c, int h, in
       conv_plan_steps(dev, plan, n, c, h, w, o, kh, kw, pad_h, pad_w, stride_h, stride_w, dil_h, dil_w, groups);
   if (status != kOk) conv_plan_destroy(dev, plan);
   return status;
+}
+
+// Makes the plan run relu(conv(x) + z + bias) as one call (conv_bias_relu_forward).
+inline int conv_plan_fuse_relu(Device* dev, ConvPlan* p, int channels) {
+  const CudnnApi& d = *dev->dnn;
+  const char* op = "conv2d";
+  int s;
+  if ((s = check_dnn(dev, op, "cudnnCreateTensorDescriptor", d.CreateTensorDescriptor(&p->bias_desc))) != kOk ||
+      (s = check_dnn(dev, op, "cudnnSetTensor4dDescriptor",
+                     d.SetTensor4dDescriptor(p->bias_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, channels, 1, 1))) !=
+          kOk ||
+      (s = check_dnn(dev, op, "cudnnCreateActivationDescriptor", d.CreateActivationDescriptor(&p->relu_desc))) != kOk ||
+      (s = check_dnn(dev, op, "cudnnSetActivationDescriptor",
+                     d.SetActivationDescriptor(p->relu_desc, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0))) != kOk)
+    return s;
+  p->fused = true;
+  return kOk;
+}
+
+constexpr int kNotFused = -1;
+
+// y = relu(conv(x) + z + bias), z optional (nullptr). Returns kNotFused, and turns
+// the plan's fusion off, where cuDNN does not support it for the plan's algorithm:
+// the caller then runs conv_forward and an elementwise kernel instead.
+inline int conv_bias_relu_forward(Device* dev, ConvPlan* plan, const float* x, const float* w, const float* z,
+                                  const float* bias, float* y) {
+  const float one = 1, zero = 0;
+  const cudnnStatus_t s = dev->dnn->ConvolutionBiasActivationForward(
+      dev->handle, &one, plan->x_desc, x, plan->w_desc, w, plan->conv_desc, plan->algo, dev->workspace,
+      plan->workspace_bytes, z != nullptr ? &one : &zero, plan->y_desc, z != nullptr ? z : y, plan->bias_desc, bias,
+      plan->relu_desc, plan->y_desc, y);
+  if (s >= CUDNN_STATUS_NOT_SUPPORTED && s < CUDNN_STATUS_NOT_SUPPORTED + 1000) {  // 3000-3999: refused, not failed
+    plan->fused = false;
+    return kNotFused;
+  }
+  return check_dnn(dev, "conv2d", "cudnnConvolutionBiasActivationForward", s);
 }
 
 inline int conv_forward(Device* dev, const ConvPlan* plan, const float* x, const float* w, float* y) {

@@ -12,6 +12,8 @@ int aotc_cuda_compile_check(const float* x, const float* w, const float* b, floa
   ConvPlan plan{};
   s |= conv_plan_create(&dev, &plan, 1, 8, 16, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1, 2);
   s |= conv_forward(&dev, &plan, x, w, y);
+  s |= conv_plan_fuse_relu(&dev, &plan, 8);
+  s |= conv_bias_relu_forward(&dev, &plan, x, w, y, b, y);
   conv_plan_destroy(&dev, &plan);
 
   Elementwise e{};

@@ -4,6 +4,7 @@
 #include "backends/cuda_stubs/lower_cuda_stubs.h"
 
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "support/error.h"
@@ -224,6 +225,7 @@ class Emitter {
   }
 
   void emit_node(const Node& node);
+  std::optional<std::string> fusable_residual(const Node& node);
   void emit_conv(const Node& node);
   void emit_concat(const Node& node);
 
@@ -240,6 +242,21 @@ class Emitter {
   std::string conv_plans_;  // the create step's conv_plan_create calls
   int conv_count_ = 0;
 };
+
+// For a conv with bias whose epilogue is relu, or add of a tensor of the output's
+// shape then relu: what cuDNN's fused call takes as its residual z (the tensor, or
+// "nullptr"). Nothing for any other epilogue: cuDNN fuses only relu (and identity,
+// with one algorithm alone).
+std::optional<std::string> Emitter::fusable_residual(const Node& node) {
+  const std::vector<PostOp>& e = node.epilogue;
+  if (node.op_operand_count() != 3 || e.empty() || e.size() > 2 || e.back().kind != PostOpKind::kRelu)
+    return std::nullopt;
+  if (e.size() == 1) return std::string("nullptr");
+  if (e[0].kind != PostOpKind::kAdd) return std::nullopt;
+  const TensorId z = node.post_op_operands(e[0])[0];
+  if (g_.tensor(z).shape != g_.tensor(node.outputs[0]).shape) return std::nullopt;
+  return pointer(z);
+}
 
 void Emitter::emit_conv(const Node& node) {
   const auto& a = node.attr<Conv2dAttrs>();
@@ -273,7 +290,18 @@ void Emitter::emit_conv(const Node& node) {
          << a.stride[0] << ", " << a.stride[1] << ", " << a.dilation[0] << ", " << a.dilation[1] << ", " << a.groups
          << "));  // " << layer << "\n";
   conv_plans_ += create.str();
-  body << "  AOTC_TRY(conv_forward(&m.dev, &m.conv[" << plan << "], " << input << ", " << pointer(node.inputs[1]) << ", "
+  const std::string conv_plan = "&m.conv[" + std::to_string(plan) + "]";
+  if (const std::optional<std::string> residual = fusable_residual(node)) {
+    conv_plans_ += "  AOTC_TRY(conv_plan_fuse_relu(&m.dev, " + conv_plan + ", " + std::to_string(y[1]) + "));\n";
+    body << "  if (m.conv[" << plan << "].fused) {\n"
+         << "    const int fused = conv_bias_relu_forward(&m.dev, " << conv_plan << ", " << input << ", "
+         << pointer(node.inputs[1]) << ", " << *residual << ", " << pointer(node.inputs[2]) << ", "
+         << pointer(node.outputs[0]) << ");\n"
+         << "    if (fused != kNotFused) return fused;\n"
+         << "  }\n";
+    call = "cudnnConvolutionBiasActivationForward, where cuDNN supports it, else " + call;
+  }
+  body << "  AOTC_TRY(conv_forward(&m.dev, " << conv_plan << ", " << input << ", " << pointer(node.inputs[1]) << ", "
        << pointer(node.outputs[0]) << "));\n";
   std::vector<std::string> first;
   if (node.op_operand_count() == 3)
