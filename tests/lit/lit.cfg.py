@@ -17,6 +17,9 @@ if not aotc:
     lit_config.fatal("run with --param aotc=PATH/TO/aotc (ctest does this)")
 
 config.substitutions.append(("%aotc", aotc))
+# GPU targets need CUDA's nvcc (tests/lit/driver/cuda-stubs.air).
+if os.path.exists("/usr/local/cuda/bin/nvcc"):
+    config.available_features.add("nvcc")
 # FileCheck and not come from Debian's llvm-14-tools.
 config.environment["PATH"] = os.pathsep.join([llvm_bin, config.environment.get("PATH", os.environ.get("PATH", ""))])
 for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
