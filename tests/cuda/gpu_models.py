@@ -82,12 +82,13 @@ def check_report(path):
 
 
 def cudnn_environment():
-    """os.environ, with the folder of PyTorch's cuDNN wheel (if any) first on LD_LIBRARY_PATH."""
+    """os.environ, with the library folders of PyTorch's NVIDIA wheels (cuDNN and the cuBLAS
+    it loads, if installed) first on LD_LIBRARY_PATH."""
     env = dict(os.environ)
     try:
-        import nvidia.cudnn
-        folder = Path(list(nvidia.cudnn.__path__)[0]) / "lib"
-        env["LD_LIBRARY_PATH"] = f"{folder}:{env.get('LD_LIBRARY_PATH', '')}"
+        import nvidia
+        folders = sorted(str(f) for root in nvidia.__path__ for f in Path(root).glob("*/lib") if f.is_dir())
+        env["LD_LIBRARY_PATH"] = ":".join(folders + [env.get("LD_LIBRARY_PATH", "")])
     except ImportError:
         pass
     return env
