@@ -23,6 +23,7 @@
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <new>
 
 // The cuDNN functions used, without their "cudnn" prefix.
@@ -140,7 +141,10 @@ inline int device_open_steps(Device* dev, cudaStream_t stream) {
 
   dev->dnn = new (std::nothrow) CudnnApi{};
   if (dev->dnn == nullptr) return fail(dev, kDeviceUnavailable, "cuDNN: out of host memory");
-  dev->dnn->library = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_LOCAL);
+  // AOTC_CUDNN_LIBRARY names another cuDNN 9 (an app's own copy); else the loader's search.
+  const char* cudnn = getenv("AOTC_CUDNN_LIBRARY");
+  if (cudnn == nullptr || cudnn[0] == '\0') cudnn = "libcudnn.so.9";
+  dev->dnn->library = dlopen(cudnn, RTLD_NOW | RTLD_LOCAL);
   if (dev->dnn->library == nullptr) return fail(dev, kDeviceUnavailable, "cuDNN unavailable: %s", dlerror());
 #define AOTC_CUDNN_LOAD(name)                                                                  \
   dev->dnn->name = reinterpret_cast<decltype(&cudnn##name)>(dlsym(dev->dnn->library, "cudnn" #name)); \

@@ -19,7 +19,7 @@
   gpu_models.py no-device --workdir DIR
       runs each DIR/<model>/run --expect-unavailable with CUDA_VISIBLE_DEVICES= (create must
       return AOTC_ERROR_DEVICE_UNAVAILABLE with a message, on any machine) and, where a GPU
-      is visible, again with cuDNN off the loader's path.
+      is visible, again with AOTC_CUDNN_LIBRARY naming a cuDNN that is not there.
 """
 import os
 import argparse
@@ -104,7 +104,7 @@ def no_device(args):
         print(run([directory / "run", "--expect-unavailable"], env=hidden_gpu).stdout.strip())
         probe = subprocess.run([directory / "run", "--expect-unavailable"], capture_output=True, text=True)
         if probe.returncode != 0:  # a GPU is visible: hide cuDNN instead
-            hidden_cudnn = dict(os.environ, LD_LIBRARY_PATH="")
+            hidden_cudnn = dict(os.environ, AOTC_CUDNN_LIBRARY=str(directory / "no-such-libcudnn.so.9"))
             result = run([directory / "run", "--expect-unavailable"], env=hidden_cudnn)
             if "cudnn" not in result.stdout.lower():
                 sys.exit(f"without cuDNN, create should say so: {result.stdout}")

@@ -74,6 +74,12 @@ const char* post_op_enumerator(PostOpKind kind) {
   return "kRelu";
 }
 
+// One cuDNN convolution, NCHW: [n, c, h, w] * [o, c / groups, kh, kw], symmetric padding.
+struct CudnnConv {
+  int64_t n, c, h, w, o, kh, kw;
+  int pad_h, pad_w, stride_h, stride_w, dilation_h, dilation_w, groups;
+};
+
 class Emitter {
  public:
   Emitter(const Graph& g, const MemoryPlan& plan) : g_(g), plan_(plan) {
@@ -227,6 +233,8 @@ class Emitter {
   void emit_node(const Node& node);
   std::optional<std::string> fusable_residual(const Node& node);
   void emit_conv(const Node& node);
+  void emit_cudnn_conv(const Node& node, const CudnnConv& conv, const std::string& input, std::ostringstream& body,
+                       std::string call);
   void emit_concat(const Node& node);
 
   std::string source() const;
@@ -264,11 +272,10 @@ void Emitter::emit_conv(const Node& node) {
   const Tensor& w = g_.tensor(node.inputs[1]);
   const Shape& y = g_.tensor(node.outputs[0]).shape;
   if (!w.is_constant()) unsupported(node, "need constant weights");
-  const std::string layer = g_.tensor(node.outputs[0]).name;
   std::ostringstream body;
   std::string input = pointer(node.inputs[0]);
-  int64_t h = x[2], wd = x[3];
-  int pad_h = a.pad[0], pad_w = a.pad[1];
+  CudnnConv conv{x[0],        x[1],        x[2],        x[3],          y[1],          w.shape[2], w.shape[3],
+                 a.pad[0],    a.pad[1],    a.stride[0], a.stride[1],   a.dilation[0], a.dilation[1], a.groups};
   std::string call = "cudnnConvolutionForward";
   if (!symmetric(a.pad)) {
     const ScratchPlacement* scratch = scratch_at(plan_, step_);
@@ -278,21 +285,31 @@ void Emitter::emit_conv(const Node& node) {
          << "  float* padded = activation(m, " << scratch->offset << ");\n"
          << "  AOTC_TRY(pad(&m.dev, " << input << ", padded, 4, kShape, kPads, 0.0f));\n";
     input = "padded";
-    h += a.pad[0] + a.pad[2];
-    wd += a.pad[1] + a.pad[3];
-    pad_h = pad_w = 0;
+    conv.h += a.pad[0] + a.pad[2];
+    conv.w += a.pad[1] + a.pad[3];
+    conv.pad_h = conv.pad_w = 0;
     call = "pad kernel + " + call;
   }
+  emit_cudnn_conv(node, conv, input, body, call);
+}
+
+// The node as one cuDNN convolution of `input` (the conv's weights as its filter), with
+// the node's bias and epilogue: fused into cuDNN's call where it can take them, else
+// one elementwise kernel after it.
+void Emitter::emit_cudnn_conv(const Node& node, const CudnnConv& c, const std::string& input, std::ostringstream& body,
+                              std::string call) {
+  const Shape& y = g_.tensor(node.outputs[0]).shape;
+  const std::string layer = g_.tensor(node.outputs[0]).name;
   const int plan = conv_count_++;
   std::ostringstream create;
-  create << "  AOTC_TRY(conv_plan_create(&m.dev, &m.conv[" << plan << "], " << x[0] << ", " << x[1] << ", " << h << ", "
-         << wd << ", " << y[1] << ", " << w.shape[2] << ", " << w.shape[3] << ", " << pad_h << ", " << pad_w << ", "
-         << a.stride[0] << ", " << a.stride[1] << ", " << a.dilation[0] << ", " << a.dilation[1] << ", " << a.groups
+  create << "  AOTC_TRY(conv_plan_create(&m.dev, &m.conv[" << plan << "], " << c.n << ", " << c.c << ", " << c.h << ", "
+         << c.w << ", " << c.o << ", " << c.kh << ", " << c.kw << ", " << c.pad_h << ", " << c.pad_w << ", "
+         << c.stride_h << ", " << c.stride_w << ", " << c.dilation_h << ", " << c.dilation_w << ", " << c.groups
          << "));  // " << layer << "\n";
   conv_plans_ += create.str();
   const std::string conv_plan = "&m.conv[" + std::to_string(plan) + "]";
   if (const std::optional<std::string> residual = fusable_residual(node)) {
-    conv_plans_ += "  AOTC_TRY(conv_plan_fuse_relu(&m.dev, " + conv_plan + ", " + std::to_string(y[1]) + "));\n";
+    conv_plans_ += "  AOTC_TRY(conv_plan_fuse_relu(&m.dev, " + conv_plan + ", " + std::to_string(c.o) + "));\n";
     body << "  if (m.conv[" << plan << "].fused) {\n"
          << "    const int fused = conv_bias_relu_forward(&m.dev, " << conv_plan << ", " << input << ", "
          << pointer(node.inputs[1]) << ", " << *residual << ", " << pointer(node.inputs[2]) << ", "
@@ -309,7 +326,7 @@ void Emitter::emit_conv(const Node& node) {
                     ", {}}");
   if (!first.empty() || !node.epilogue.empty()) call += " + elementwise kernel";
   body << epilogue_after(node, first);
-  const double macs = static_cast<double>(num_elements(y) * w.shape[1] * w.shape[2] * w.shape[3]);
+  const double macs = static_cast<double>(num_elements(y)) * static_cast<double>(c.c / c.groups * c.kh * c.kw);
   add_layer(layer, ops_text(node), call, 2 * macs, body.str());
 }
 
@@ -430,6 +447,14 @@ void Emitter::emit_node(const Node& node) {
     case OpKind::Linear: {
       const Tensor& w = g_.tensor(node.inputs[1]);
       const bool bias = node.op_operand_count() == 3;
+      // Over a batch, a 1x1 cuDNN convolution of [N, K, 1, 1] (a GEMM that reads the
+      // weights once, with bias and relu fused): the linear kernel's warp per output
+      // reads them once per row. For one row that kernel is the GEMV already.
+      if (y[0] > 1 && y.size() == 2 && w.is_constant()) {
+        emit_cudnn_conv(node, CudnnConv{y[0], w.shape[1], 1, 1, w.shape[0], 1, 1, 0, 0, 1, 1, 1, 1, 1}, x(0), body,
+                        "cudnnConvolutionForward (1x1)");
+        return;
+      }
       body << "  AOTC_TRY(linear(&m.dev, " << x(0) << ", " << x(1) << ", " << (bias ? x(2) : "nullptr") << ", " << out
            << ", " << dims({y[0], w.shape[1], w.shape[0]}) << "));\n"
            << epilogue_after(node);
