@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 
+#include "backends/graph_outputs.h"
 #include "support/error.h"
 #include "support/names.h"
 
@@ -96,11 +97,9 @@ class Emitter {
       emit_node(node);
       for (TensorId out : node.outputs) computed[static_cast<size_t>(out)] = true;
     }
-    // As on the CPU: an output no node writes into the caller's buffer (a
-    // graph input, a constant, a later listing of one tensor) is copied there.
-    for (size_t i = 0; i < g_.outputs.size(); ++i) {
+    // As on the CPU: copies fill the output buffers no node writes.
+    for (const size_t i : outputs_to_copy(g_, computed)) {
       const TensorId id = g_.outputs[i];
-      if (computed[static_cast<size_t>(id)] && first_output_index(id) == static_cast<int>(i)) continue;
       std::ostringstream body;
       body << "  return copy(&m.dev, " << pointer(id) << ", out[" << i << "], " << num_elements(g_.tensor(id).shape)
            << ");\n";
@@ -121,12 +120,6 @@ class Emitter {
     return at;
   }
 
-  int first_output_index(TensorId id) const {
-    for (size_t i = 0; i < g_.outputs.size(); ++i)
-      if (g_.outputs[i] == id) return static_cast<int>(i);
-    return -1;
-  }
-
   // The device address of tensor `id` in the generated code: the run's input
   // or output pointers, the weights or the activations in the arena.
   std::string pointer(TensorId id) {
@@ -134,7 +127,7 @@ class Emitter {
     for (size_t i = 0; i < g_.inputs.size(); ++i)
       if (g_.inputs[i] == id) return "in[" + std::to_string(i) + "]";
     if (t.is_constant()) return "weight(m, " + std::to_string(constant_offset(id)) + ")";
-    if (const int output = first_output_index(id); output >= 0) return "out[" + std::to_string(output) + "]";
+    if (const int output = first_output_index(g_, id); output >= 0) return "out[" + std::to_string(output) + "]";
     auto it = placement_.find(id);
     AOTC_CHECK(it != placement_.end(), "tensor ", t.name, " has no place in the memory plan");
     return "activation(m, " + std::to_string(it->second->offset) + ")";

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 
+#include "backends/graph_outputs.h"
 #include "backends/halide/candidates.h"
 #include "backends/halide/group_plan.h"
 #include "backends/halide/halide_backend.h"
@@ -52,12 +53,9 @@ class Lowering {
       for (TensorId out : node.outputs) computed[static_cast<size_t>(out)] = true;
     }
     // Nodes write a graph output into the caller's buffer of its first listing
-    // (ref()). Every other output buffer is filled by a copy: the outputs that
-    // no node computes (a graph input or a constant) and the later listings of
-    // a tensor listed more than once.
-    for (size_t i = 0; i < g_.outputs.size(); ++i) {
+    // (ref()); copies fill the others.
+    for (const size_t i : outputs_to_copy(g_, computed)) {
       const TensorId id = g_.outputs[i];
-      if (computed[static_cast<size_t>(id)] && first_output_index(id) == static_cast<int>(i)) continue;
       BufferRef to;
       to.source = BufferRef::Source::kOutput;
       to.index = static_cast<int>(i);
@@ -68,12 +66,6 @@ class Lowering {
   }
 
  private:
-  int first_output_index(TensorId id) const {
-    for (size_t i = 0; i < g_.outputs.size(); ++i)
-      if (g_.outputs[i] == id) return static_cast<int>(i);
-    return -1;
-  }
-
   // Where tensor `id` lives at run time, seen with `shape`. A graph input or a
   // constant is read where the caller or the blob has it, even when it is also
   // a graph output (run() copies it there); a computed graph output lives in
@@ -94,7 +86,7 @@ class Lowering {
       r.offset = constant_offset(id);
       return r;
     }
-    if (const int output = first_output_index(id); output >= 0) {
+    if (const int output = first_output_index(g_, id); output >= 0) {
       r.source = BufferRef::Source::kOutput;
       r.index = output;
       return r;
