@@ -147,7 +147,7 @@ def no_device(args):
 
 def check(args):
     failures, skipped = [], None
-    print(f"{'model':16s} {'max|diff|':>10s} {'max|ref|':>10s} {'ratio':>9s}  result")
+    print(f"{'model':32s} {'max|diff|':>10s} {'max|ref|':>10s} {'ratio':>9s}  result")
     env = cudnn_environment()
     for directory in programs(args.workdir):
         output = directory / "gpu_output.bin"
@@ -157,11 +157,11 @@ def check(args):
         seconds = time.time() - start
         if result.returncode == SKIP:
             skipped = result.stdout.strip()
-            print(f"{directory.name:16s} {skipped}")
+            print(f"{directory.name:32s} {skipped}")
             continue
         if result.returncode != 0:
             failures.append(directory.name)
-            print(f"{directory.name:16s} failed ({result.returncode}): {result.stdout}{result.stderr}")
+            print(f"{directory.name:32s} failed ({result.returncode}): {result.stdout}{result.stderr}")
             continue
         got = np.fromfile(output, dtype="<f4")
         want = np.fromfile(directory / "output.bin", dtype="<f4")
@@ -180,7 +180,7 @@ def check(args):
             if diff / scale >= worst[2]:
                 worst = (diff, scale, diff / scale)
         diff, scale, ratio = worst
-        print(f"{directory.name:16s} {diff:10.3g} {scale:10.3g} {ratio:9.2e}  "
+        print(f"{directory.name:32s} {diff:10.3g} {scale:10.3g} {ratio:9.2e}  "
               f"{'ok' if ok else 'MISMATCH'} ({seconds:.1f} s with create)")
         if not ok:
             failures.append(directory.name)
