@@ -92,23 +92,13 @@ PackageResult write_cuda_library(const CudaStubModel& model, const CudaPackageOp
   write_text(work / (model.name + ".report.json"),
              cuda_report_json(model, options.target, options.producer, library_bytes, seconds));
 
-  const fs::path out = options.out_dir;
-  fs::create_directories(out / "aotc");
-  PackageResult result;
-  result.library = (out / library.filename()).string();
-  result.header = (out / (model.name + ".h")).string();
-  result.report = (out / (model.name + ".report.json")).string();
+  PackageResult result = move_into_place(work, options.out_dir, model.name, library, {stubs});
   result.library_bytes = library_bytes;
   std::ostringstream summary;
   summary << "aotc: " << model.layers.size() << " layers on the GPU (CUDA stubs over cuDNN), device arena "
           << model.device_arena_bytes << " bytes (activations " << model.activation_bytes << ", weights "
           << model.weights.size() << "), library " << library_bytes << " bytes\n";
   result.summary = summary.str();
-  fs::rename(work / "aotc" / "aotc.h", out / "aotc" / "aotc.h");
-  fs::rename(work / (model.name + ".h"), result.header);
-  fs::rename(work / (model.name + ".report.json"), result.report);
-  fs::rename(stubs, out / stubs.filename());
-  fs::rename(library, result.library);
   return result;
 }
 

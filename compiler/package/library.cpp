@@ -138,21 +138,12 @@ PackageResult write_library(const LoweredModel& model, const CompiledObjects& ob
 
   // Everything exists: move it into place.
   const fs::path out = options.out_dir;
-  fs::create_directories(out / "aotc");
-  PackageResult result;
-  result.library = (out / library.filename()).string();
-  result.header = (out / (model.name + ".h")).string();
-  result.report = (out / (model.name + ".report.json")).string();
+  std::vector<fs::path> extra;
+  if (options.external_weights) extra.push_back(weights_file_path);
+  PackageResult result = move_into_place(work, out, model.name, library, extra);
+  if (options.external_weights) result.weights = (out / weights_file_path.filename()).string();
   result.library_bytes = totals.library_bytes;
   result.summary = report_summary(model, objects, totals);
-  fs::rename(work / "aotc" / "aotc.h", out / "aotc" / "aotc.h");
-  fs::rename(work / (model.name + ".h"), result.header);
-  fs::rename(work / (model.name + ".report.json"), result.report);
-  if (options.external_weights) {
-    result.weights = (out / weights_file_path.filename()).string();
-    fs::rename(weights_file_path, result.weights);
-  }
-  fs::rename(library, result.library);
   return result;
 }
 

@@ -29,4 +29,20 @@ std::string weights_assembly(const std::string& symbol, const std::string& blob_
          "  .section .note.GNU-stack,\"\",%progbits\n";
 }
 
+PackageResult move_into_place(const std::filesystem::path& work, const std::filesystem::path& out,
+                              const std::string& name, const std::filesystem::path& library,
+                              const std::vector<std::filesystem::path>& extra) {
+  std::filesystem::create_directories(out / "aotc");
+  PackageResult result;
+  result.library = (out / library.filename()).string();
+  result.header = (out / (name + ".h")).string();
+  result.report = (out / (name + ".report.json")).string();
+  std::filesystem::rename(work / "aotc" / "aotc.h", out / "aotc" / "aotc.h");
+  std::filesystem::rename(work / (name + ".h"), result.header);
+  std::filesystem::rename(work / (name + ".report.json"), result.report);
+  for (const std::filesystem::path& file : extra) std::filesystem::rename(file, out / file.filename());
+  std::filesystem::rename(library, result.library);
+  return result;
+}
+
 }  // namespace aotc
