@@ -24,6 +24,28 @@ std::string tensor_infos(const std::vector<TensorInfo>& tensors) {
   return os.str();
 }
 
+// The C tables of the inputs' and outputs' names and shapes (inside extern "C").
+std::string tensor_tables(const std::string& fn, const std::vector<TensorInfo>& inputs,
+                          const std::vector<TensorInfo>& outputs) {
+  std::ostringstream os;
+  os << "/* Names and shapes of the inputs and outputs. */\n"
+     << "static const aotc_tensor_info " << fn << "_inputs[" << inputs.size() << "] = {\n"
+     << tensor_infos(inputs) << "};\n"
+     << "static const aotc_tensor_info " << fn << "_outputs[" << outputs.size() << "] = {\n"
+     << tensor_infos(outputs) << "};\n\n";
+  return os.str();
+}
+
+// The C++ namespace's input and output counts and tables.
+std::string io_constants(const std::string& fn, size_t inputs, size_t outputs) {
+  std::ostringstream os;
+  os << "inline constexpr int kNumInputs = " << inputs << ";\n"
+     << "inline constexpr int kNumOutputs = " << outputs << ";\n"
+     << "const aotc::TensorInfo* const kInputs = " << fn << "_inputs;\n"
+     << "const aotc::TensorInfo* const kOutputs = " << fn << "_outputs;\n\n";
+  return os.str();
+}
+
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
     text.replace(at, from.size(), to);
@@ -114,19 +136,12 @@ class Model {
      << " * 0 = one per core. Also starts them: after this call, no run allocates memory (else the\n"
      << " * first run starts one per core). Idle workers spin briefly between layers, then sleep. */\n"
      << "int " << fn << "_set_num_threads(int threads);\n"
-     << "/* Names and shapes of the inputs and outputs. */\n"
-     << "static const aotc_tensor_info " << fn << "_inputs[" << model.inputs.size() << "] = {\n"
-     << tensor_infos(model.inputs) << "};\n"
-     << "static const aotc_tensor_info " << fn << "_outputs[" << model.outputs.size() << "] = {\n"
-     << tensor_infos(model.outputs) << "};\n\n"
+     << tensor_tables(fn, model.inputs, model.outputs)
      << "#ifdef __cplusplus\n}  /* extern \"C\" */\n\n"
      << "namespace " << id << " {\n\n"
      << "inline constexpr size_t kArenaBytes = " << ID << "_ARENA_BYTES;\n"
      << "inline constexpr size_t kArenaAlignment = AOTC_ARENA_ALIGNMENT;\n"
-     << "inline constexpr int kNumInputs = " << model.inputs.size() << ";\n"
-     << "inline constexpr int kNumOutputs = " << model.outputs.size() << ";\n"
-     << "const aotc::TensorInfo* const kInputs = " << fn << "_inputs;\n"
-     << "const aotc::TensorInfo* const kOutputs = " << fn << "_outputs;\n\n"
+     << io_constants(fn, model.inputs.size(), model.outputs.size())
      << replace_all(model_class, "FN_", fn + "_");
   if (model.inputs.size() == 1 && model.outputs.size() == 1) {
     os << "\n  aotc::Status run(const float* input, float* output) noexcept {\n"
@@ -237,18 +252,11 @@ class GpuModel {
      << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
      << "typedef struct " << fn << "_gpu " << fn << "_gpu;\n\n"
      << replace_all(replace_all(api, "FN_", fn + "_"), "ID_", ID + "_")
-     << "/* Names and shapes of the inputs and outputs. */\n"
-     << "static const aotc_tensor_info " << fn << "_inputs[" << model.inputs.size() << "] = {\n"
-     << tensor_infos(model.inputs) << "};\n"
-     << "static const aotc_tensor_info " << fn << "_outputs[" << model.outputs.size() << "] = {\n"
-     << tensor_infos(model.outputs) << "};\n\n"
+     << tensor_tables(fn, model.inputs, model.outputs)
      << "#ifdef __cplusplus\n}  /* extern \"C\" */\n\n"
      << "namespace " << id << " {\n\n"
      << "inline constexpr size_t kDeviceArenaBytes = " << ID << "_DEVICE_ARENA_BYTES;\n"
-     << "inline constexpr int kNumInputs = " << model.inputs.size() << ";\n"
-     << "inline constexpr int kNumOutputs = " << model.outputs.size() << ";\n"
-     << "const aotc::TensorInfo* const kInputs = " << fn << "_inputs;\n"
-     << "const aotc::TensorInfo* const kOutputs = " << fn << "_outputs;\n\n"
+     << io_constants(fn, model.inputs.size(), model.outputs.size())
      << replace_all(model_class, "FN_", fn + "_") << "\n"
      << "}  // namespace " << id << "\n"
      << "#endif  /* __cplusplus */\n\n"
