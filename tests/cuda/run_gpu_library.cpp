@@ -13,7 +13,8 @@
 // Without a usable GPU, create returns AOTC_ERROR_DEVICE_UNAVAILABLE: the program prints
 // the library's message and exits 77, which ctest reports as skipped. With
 // --expect-unavailable it exits 0 exactly when create says so (CUDA_VISIBLE_DEVICES=,
-// no driver), and checks the API's argument errors on the way. With --time it times RUNS
+// no driver), also through the header's C++ class, and checks the API's argument errors on
+// the way. With --time it times RUNS
 // runs from device pointers (bench/gpu) after as many warm-up runs, each between two CUDA
 // events on the model's own stream, and prints "median_ms M min_ms L".
 #include <cuda_runtime.h>
@@ -67,6 +68,13 @@ int expect_unavailable() {
     return 1;
   }
   AOTC_FN(AOTC_MODEL, _destroy)(nullptr);
+  // The header's C++ class says the same.
+  const AOTC_MODEL::GpuModel gpu_model;
+  if (gpu_model.status() != aotc::Status::kDeviceUnavailable || gpu_model.last_error()[0] == '\0') {
+    std::fprintf(stderr, "GpuModel: expected kDeviceUnavailable and a message, got %d\n",
+                 static_cast<int>(gpu_model.status()));
+    return 1;
+  }
   return 0;
 }
 
