@@ -8,13 +8,22 @@ int first_output_index(const Graph& g, TensorId id) {
   return -1;
 }
 
-std::vector<size_t> outputs_to_copy(const Graph& g, const std::vector<bool>& computed) {
+std::vector<size_t> outputs_to_copy(const Graph& g) {
+  std::vector<bool> computed(g.tensors.size(), false);
+  for (const Node& node : g.nodes)
+    for (TensorId out : node.outputs) computed[static_cast<size_t>(out)] = true;
   std::vector<size_t> copies;
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const TensorId id = g.outputs[i];
     if (!computed[static_cast<size_t>(id)] || first_output_index(g, id) != static_cast<int>(i)) copies.push_back(i);
   }
   return copies;
+}
+
+std::vector<TensorInfo> tensor_infos(const Graph& g, const std::vector<TensorId>& ids) {
+  std::vector<TensorInfo> infos;
+  for (TensorId id : ids) infos.push_back({g.tensor(id).name, g.tensor(id).shape});
+  return infos;
 }
 
 }  // namespace aotc

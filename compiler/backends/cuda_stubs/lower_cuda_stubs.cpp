@@ -86,19 +86,14 @@ class Emitter {
   Emitter(const Graph& g, const MemoryPlan& plan) : g_(g), plan_(plan) {
     for (const TensorPlacement& p : plan.placements) placement_[p.tensor] = &p;
     model_.name = g.name;
-    for (TensorId id : g.inputs) model_.inputs.push_back({g.tensor(id).name, g.tensor(id).shape});
-    for (TensorId id : g.outputs) model_.outputs.push_back({g.tensor(id).name, g.tensor(id).shape});
+    model_.inputs = tensor_infos(g, g.inputs);
+    model_.outputs = tensor_infos(g, g.outputs);
   }
 
   CudaStubModel run() {
-    std::vector<bool> computed(g_.tensors.size(), false);
-    for (step_ = 0; step_ < static_cast<int>(g_.nodes.size()); ++step_) {
-      const Node& node = g_.nodes[static_cast<size_t>(step_)];
-      emit_node(node);
-      for (TensorId out : node.outputs) computed[static_cast<size_t>(out)] = true;
-    }
+    for (step_ = 0; step_ < static_cast<int>(g_.nodes.size()); ++step_) emit_node(g_.nodes[static_cast<size_t>(step_)]);
     // As on the CPU: copies fill the output buffers no node writes.
-    for (const size_t i : outputs_to_copy(g_, computed)) {
+    for (const size_t i : outputs_to_copy(g_)) {
       const TensorId id = g_.outputs[i];
       std::ostringstream body;
       body << "  return copy(&m.dev, " << pointer(id) << ", out[" << i << "], " << num_elements(g_.tensor(id).shape)

@@ -41,20 +41,15 @@ class Lowering {
     model_.arena_bytes = plan.arena_bytes;
     model_.lower_bound_bytes = plan.lower_bound_bytes;
     model_.plan = groups.totals;
-    for (TensorId id : g.inputs) model_.inputs.push_back({g.tensor(id).name, g.tensor(id).shape});
-    for (TensorId id : g.outputs) model_.outputs.push_back({g.tensor(id).name, g.tensor(id).shape});
+    model_.inputs = tensor_infos(g, g.inputs);
+    model_.outputs = tensor_infos(g, g.outputs);
   }
 
   LoweredModel run() {
-    std::vector<bool> computed(g_.tensors.size(), false);
-    for (step_ = 0; step_ < static_cast<int>(g_.nodes.size()); ++step_) {
-      const Node& node = g_.nodes[static_cast<size_t>(step_)];
-      lower_node(node);
-      for (TensorId out : node.outputs) computed[static_cast<size_t>(out)] = true;
-    }
+    for (step_ = 0; step_ < static_cast<int>(g_.nodes.size()); ++step_) lower_node(g_.nodes[static_cast<size_t>(step_)]);
     // Nodes write a graph output into the caller's buffer of its first listing
     // (ref()); copies fill the others.
-    for (const size_t i : outputs_to_copy(g_, computed)) {
+    for (const size_t i : outputs_to_copy(g_)) {
       const TensorId id = g_.outputs[i];
       BufferRef to;
       to.source = BufferRef::Source::kOutput;
