@@ -64,9 +64,13 @@ def compile_library(aotc, model_file, folder, extra=()):
     lib_dir = folder / "lib"
     library = lib_dir / f"lib{name}.a"
     wait_for_aotc(aotc)
-    if newer(library, model_file, aotc):
-        print(f"  compiling {model_file.name} with aotc", flush=True)
+    # Which binary built the library: another one (a baseline's) recompiles it too.
+    stamp, built_by = (lib_dir / "aotc.stamp",
+                       " ".join([str(Path(aotc).resolve()), str(Path(aotc).stat().st_mtime_ns), *map(str, extra)]))
+    if newer(library, model_file, aotc) or not stamp.exists() or stamp.read_text() != built_by:
+        print(f"  compiling {model_file.name} with {aotc}", flush=True)
         run([aotc, model_file, "--emit=lib", "-o", lib_dir, *extra], log=folder / "aotc.log")
+        stamp.write_text(built_by)
     server = folder / "aotc_server"
     if newer(server, library, HERE / "aotc_server.c"):
         run(["cc", "-O2", f"-DAOTC_MODEL={name}", HERE / "aotc_server.c", "-I", lib_dir,

@@ -43,7 +43,18 @@ def parse_args():
                    help="exported models, libraries and programs (reused between runs)")
     p.add_argument("--aotc", type=Path, default=ROOT / "build" / "release" / "compiler" / "aotc")
     p.add_argument("--node-modules", type=Path, default=ROOT / "build" / "bench" / "node_modules")
+    p.add_argument("--systems", default=",".join(servers.SYSTEMS),
+                   help="systems to time (default: all: %(default)s)")
+    p.add_argument("--baseline-aotc", type=Path, default=None, metavar="AOTC",
+                   help="another aotc binary (e.g. an older commit's): its libraries are timed "
+                        "interleaved with this aotc's as system 'base', for A/B comparisons")
     args = p.parse_args()
+    args.systems = [s for s in args.systems.split(",") if s]
+    unknown = [s for s in args.systems if s not in servers.SYSTEMS]
+    if unknown or not args.systems:
+        p.error(f"--systems: choose from {', '.join(servers.SYSTEMS)}")
+    if args.baseline_aotc:
+        args.systems.append("base")
     args.models = [m for m in args.models.split(",") if m]
     unknown = [m for m in args.models if m not in MODELS]
     if unknown:
@@ -68,9 +79,13 @@ def max_relative_error(path, reference):
     return float(np.abs(a - ref).max() / max(1.0, float(np.abs(ref).max())))
 
 
+# The reference of the output check: the first of these that runs.
+REFERENCE_SYSTEMS = ["eager", "script", "ort", "base", "aotc"]
+
+
 def check_outputs(running, folder, reference_key):
-    """Every server writes its output for the same input file; each is compared with PyTorch
-    eager's at the first thread count."""
+    """Every server writes its output for the same input file; each is compared with the
+    reference system's (PyTorch eager where it runs) at the first thread count."""
     out = folder / "outputs"
     out.mkdir(exist_ok=True)
     paths = {}
@@ -105,7 +120,7 @@ def bench_model(model, args, result):
         entry["errors"]["prepare"] = str(e)
         print(f"  {model}: export failed, skipped:\n{e}", flush=True)
         return None
-    systems = list(servers.SYSTEMS)
+    systems = list(args.systems)
     aotc_report = None
     try:
         aotc_report = artifacts.compile_library(args.aotc, folder / f"{model}.fb", folder)
@@ -115,6 +130,14 @@ def bench_model(model, args, result):
         entry["errors"]["aotc"] = str(e)
         systems.remove("aotc")
         print(f"  {model}: aotc failed:\n{e}", flush=True)
+    if args.baseline_aotc:
+        try:
+            (folder / "baseline").mkdir(exist_ok=True)
+            artifacts.compile_library(args.baseline_aotc, folder / f"{model}.fb", folder / "baseline")
+        except RuntimeError as e:
+            entry["errors"]["base"] = str(e)
+            systems.remove("base")
+            print(f"  {model}: the baseline aotc failed:\n{e}", flush=True)
 
     print(f"  {model}: starting {len(systems) * len(args.threads)} servers", flush=True)
     running, errors = servers.start_servers(model, folder, args.threads, args.node_modules,
@@ -128,7 +151,9 @@ def bench_model(model, args, result):
         timing, entry["background_cores"] = servers.interleaved(running, args.runs, args.batch,
                                                                 0.03, args.repeats)
         entry["timing"] = {f"{s}/{t}": v for (s, t), v in timing.items()}
-        entry["output_error"] = check_outputs(running, folder, ("eager", args.threads[0]))
+        reference = next((s for s in REFERENCE_SYSTEMS if (s, args.threads[0]) in running), None)
+        entry["output_reference"] = reference
+        entry["output_error"] = check_outputs(running, folder, (reference, args.threads[0]))
         if model == args.layers and aotc_report:
             print(f"  {model}: per-layer times", flush=True)
             aotc_servers = {t: running[("aotc", t)] for t in args.threads if ("aotc", t) in running}
@@ -153,6 +178,7 @@ def versions(args):
     return {
         "cpu": cpu[0] if cpu else "?", "cores": os.cpu_count(),
         "aotc": output([str(args.aotc), "--version"]),
+        "baseline_aotc": str(args.baseline_aotc) if args.baseline_aotc else None,
         "onnxruntime_node": json.loads(package.read_text())["version"] if package.exists() else None,
         "node": output(["node", "--version"]),
         "torch": output(["/usr/bin/python3", "-c", "import torch, torchvision; "
@@ -165,7 +191,7 @@ def main():
     started = time.time()
     args.out.mkdir(parents=True, exist_ok=True)
     args.work.mkdir(parents=True, exist_ok=True)
-    result = {"command": " ".join(sys.argv), "threads": args.threads, "runs": args.runs,
+    result = {"command": " ".join(sys.argv), "systems": args.systems, "threads": args.threads, "runs": args.runs,
               "repeats": args.repeats, "batch": args.batch, "warmup": args.warmup,
               "seed": args.seed, "opset": args.opset, "machine": versions(args),
               "load_average_start": os.getloadavg(), "models": {}}

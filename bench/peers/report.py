@@ -7,7 +7,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
-from servers import SYSTEMS, SYSTEM_NAMES  # noqa: E402
+from servers import SYSTEM_NAMES  # noqa: E402
 
 TOLERANCE = 1e-3  # max|a-b| / max(1, max|ref|) above this is flagged
 
@@ -29,6 +29,7 @@ def main_rows(result):
         base = latency(result, model, "aotc", threads_list[0])
         for threads in threads_list:
             aotc, ort = latency(result, model, "aotc", threads), latency(result, model, "ort", threads)
+            baseline = latency(result, model, "base", threads)
             gflops = m["flops"] / (aotc * 1e6) if aotc and m.get("flops") else None
             peak = result["peak"][str(threads)]["gflops"]
             rows.append({
@@ -39,13 +40,17 @@ def main_rows(result):
                 "aotc_gflops": gflops, "aotc_peak_fraction": gflops / peak if gflops else None,
                 "aotc_speedup_vs_first": base / aotc if base and aotc and threads != threads_list[0] else None,
                 "background_cores": m.get("background_cores"),
+                "base_ms": baseline, "base_over_aotc": baseline / aotc if aotc and baseline else None,
             })
     return rows
 
 
 def print_main_table(rows, first_threads):
+    """The systems that did not run print as "fail"; the baseline's columns only where it ran."""
+    with_base = any(r["base_ms"] is not None for r in rows)
     head = (f"{'model':<14} {'thr':>3} {'aotc ms':>9} {'ORT ms':>9} {'ORT/aotc':>8} {'eager ms':>9} "
-            f"{'script ms':>9} {'aotc GF/s':>9} {'%peak':>6} {'aotc t' + str(first_threads) + '/tN':>9} {'bg':>5}")
+            f"{'script ms':>9} {'aotc GF/s':>9} {'%peak':>6} {'aotc t' + str(first_threads) + '/tN':>9} {'bg':>5}"
+            + (f" {'base ms':>9} {'base/aotc':>9}" if with_base else ""))
     print(head)
     print("-" * len(head))
     for r in rows:
@@ -55,13 +60,16 @@ def print_main_table(rows, first_threads):
               f"{fmt(r['aotc_gflops'], '9.1f', '-'):>9} "
               f"{fmt(r['aotc_peak_fraction'] and 100 * r['aotc_peak_fraction'], '5.1f', '-'):>5}% "
               f"{fmt(r['aotc_speedup_vs_first'], '8.2f', ''):>8}{'x' if r['aotc_speedup_vs_first'] else ' '} "
-              f"{fmt(r['background_cores'], '5.2f', '-'):>5}")
+              f"{fmt(r['background_cores'], '5.2f', '-'):>5}"
+              + (f" {fmt(r['base_ms'], '9.2f'):>9} {fmt(r['base_over_aotc'], '9.3f', '-'):>9}" if with_base else ""))
 
 
 def print_output_check(result):
-    print(f"\noutputs vs PyTorch eager ({result['threads'][0]} thread): "
+    references = {m.get("output_reference") for m in result["models"].values()} - {None}
+    reference = SYSTEM_NAMES[references.pop()] if len(references) == 1 else "PyTorch eager"
+    print(f"\noutputs vs {reference} ({result['threads'][0]} thread): "
           f"max|a-b| / max(1, max|ref|), worst over thread counts; * = above {TOLERANCE:g}")
-    systems = [s for s in SYSTEMS if s != "eager"] + ["eager"]
+    systems = result["systems"]
     print(f"{'model':<14} " + " ".join(f"{SYSTEM_NAMES[s]:>14}" for s in systems))
     for model, m in result["models"].items():
         cells = []
@@ -126,15 +134,15 @@ def print_fixed_cost(fixed):
 
 def chart_model(result, model, path):
     """Latency of every system at every thread count for one model."""
-    threads_list = result["threads"]
+    threads_list, systems = result["threads"], result["systems"]
     fig, ax = plt.subplots(figsize=(8, 4.5))
     width = 0.8 / len(threads_list)
     for j, threads in enumerate(threads_list):
-        values = [latency(result, model, s, threads) or 0 for s in SYSTEMS]
-        xs = [i + (j - (len(threads_list) - 1) / 2) * width for i in range(len(SYSTEMS))]
+        values = [latency(result, model, s, threads) or 0 for s in systems]
+        xs = [i + (j - (len(threads_list) - 1) / 2) * width for i in range(len(systems))]
         bars = ax.bar(xs, values, width, label=f"{threads} thread{'s' if threads > 1 else ''}")
         ax.bar_label(bars, labels=[f"{v:.1f}" if v else "fail" for v in values], fontsize=8)
-    ax.set_xticks(range(len(SYSTEMS)), [SYSTEM_NAMES[s] for s in SYSTEMS])
+    ax.set_xticks(range(len(systems)), [SYSTEM_NAMES[s] for s in systems])
     ax.set_ylabel("median latency per run (ms, lower is better)")
     ax.set_title(f"{model}, batch 1, 3x224x224")
     ax.legend()

@@ -17,8 +17,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 SYSTEMS = ["aotc", "ort", "eager", "script"]
+# "base": the same model compiled by another aotc binary (--baseline-aotc), for A/B runs.
 SYSTEM_NAMES = {"aotc": "aotc", "ort": "ONNX Runtime", "eager": "PyTorch eager",
-                "script": "TorchScript"}
+                "script": "TorchScript", "base": "aotc baseline"}
 
 
 class ServerError(RuntimeError):
@@ -67,8 +68,9 @@ class Server:
 
 def server_argv(system, model, folder, node_modules):
     """The command line of one system's server for one prepared model folder."""
-    if system == "aotc":
-        return [str(folder / "aotc_server"), str(folder / "input.bin")], {}
+    if system in ("aotc", "base"):
+        server = folder / ("baseline" if system == "base" else "") / "aotc_server"
+        return [str(server), str(folder / "input.bin")], {}
     if system == "ort":
         return (["node", str(HERE / "ort_server.js"), str(folder / f"{model}.onnx"),
                  str(folder / "input.bin")], {"NODE_PATH": str(node_modules)})

@@ -5,6 +5,7 @@
 // and the arithmetic it counts.
 #include "backends/halide/conv_candidates.h"
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 
@@ -394,25 +395,34 @@ std::optional<Candidate> blocked_direct(const Graph& g, const Node& node, const 
   return c;
 }
 
-// Winograd's time: its 36 GEMMs as the pointwise family predicts them, plus
-// their transformed weights (4x the direct ones: 37.7 MB for a 512x512 layer)
-// read from memory once per run, plus the two transforms, which are bound by
+// Winograd's time: its 36 GEMMs as the pointwise family predicts them, or the
+// reading of their transformed weights (4x the direct ones: 37.7 MB for a
+// 512x512 layer) from memory once per run where that takes longer (the GEMM
+// streams them while it computes), plus the two transforms, which are bound by
 // neither the FMAs nor the bandwidth: fitted per byte of V (M) and per channel
 // to ResNet-50's four Winograd shapes (56x56x64 to 7x7x512) as the library's
-// timing hook measured them in the model on one Zen 3 core (input transform
-// 176-394 µs, output 109-175; the fit 0.76-1.02x of each).
+// timing hook measured them in the model on one Zen 3 core with 8-lane AVX2
+// vectors (input transform 176-394 µs, output 109-175; the fit 0.76-1.02x of
+// each), and scaled by the target's vector width: on one Zen 4 core (16-lane
+// AVX-512) the 8-lane fit over-predicted ResNet-50's and DenseNet's transforms
+// by 1.6-2.5x, and the sum of GEMM and weights over-predicted ResNet-50's
+// 14x14 and SqueezeNet's 13x13 layers by up to 1.7x (SqueezeNet's four 13x13
+// layers then ran blocked direct, 1.5x slower than Winograd).
 constexpr double kInputTransformBytesPerUs = 4.8e3, kOutputTransformBytesPerUs = 11.3e3;
 constexpr double kTransformUsPerChannel = 0.23;
+constexpr int kTransformFitLanes = 8;
 double predicted_winograd_us(const gen::Conv2dSpec& spec, double gemm_flops, const Halide::Target& target) {
   const gen::PointwiseConvSpec gemm = gen::winograd_gemm_spec(spec);
   const auto bytes = [](const Shape& s) { return static_cast<double>(num_elements(s) * 4); };
   const double transforms =
-      bytes(gen::winograd_transformed_input_shape(spec)) / kInputTransformBytesPerUs +
-      bytes(gen::winograd_transformed_output_shape(spec)) / kOutputTransformBytesPerUs +
-      kTransformUsPerChannel * static_cast<double>(spec.input_shape[0] * (gemm.in_channels + gemm.out_channels));
+      (bytes(gen::winograd_transformed_input_shape(spec)) / kInputTransformBytesPerUs +
+       bytes(gen::winograd_transformed_output_shape(spec)) / kOutputTransformBytesPerUs +
+       kTransformUsPerChannel * static_cast<double>(spec.input_shape[0] * (gemm.in_channels + gemm.out_channels))) *
+      kTransformFitLanes / gen::native_lanes(target);
   const double weights = static_cast<double>(gen::kWinogradPoints * gemm.in_channels * gemm.out_channels * 4);
-  return transforms + weights / kMemoryBytesPerUs +
-         predicted_us(gemm_flops, gemm.in_channels, gen::pointwise_conv_schedule_shape(gemm, target), target);
+  return transforms +
+         std::max(weights / kMemoryBytesPerUs,
+                  predicted_us(gemm_flops, gemm.in_channels, gen::pointwise_conv_schedule_shape(gemm, target), target));
 }
 
 // A 3x3 convolution by Winograd F(4x4, 3x3): input transform, 36 GEMMs, output
