@@ -119,6 +119,28 @@ TEST(ConvCandidates, CostModelPredictsWinogradFromItsParts) {
   EXPECT_EQ(choice.by, "only candidate");
 }
 
+TEST(ConvCandidates, WinogradTransformsScaleWithTheVectorWidth) {
+  // SqueezeNet's 64x256 at 13x13 on one Zen 4 core (AVX-512, aotc --tune):
+  // Winograd 289 µs, blocked direct 461. Its transforms run at twice the
+  // 8-lane rate there; with the 8-lane rate the model chose blocked direct.
+  const Graph c13 = conv_graph(64, 13, 256, 3);
+  const auto winograd_us = [&](const std::string& target) {
+    const Choice choice = conv_choice(c13, c13.nodes[0], {.blocked_layouts = true, .target = target});
+    for (const Candidate& c : choice.candidates)
+      if (c.name == "winograd-f4x4") return std::make_pair(c.predicted_us, choice.candidates[choice.chosen].name);
+    return std::make_pair(0.0, std::string());
+  };
+  const auto [avx512_us, avx512_choice] = winograd_us("x86-64-linux-avx512_skylake");
+  const auto [avx2_us, avx2_choice] = winograd_us(kTarget);
+  EXPECT_EQ(avx512_choice, "winograd-f4x4");
+  EXPECT_GT(avx512_us, 200.0);
+  EXPECT_LT(avx512_us, 360.0);
+  EXPECT_LT(avx512_us, avx2_us);
+  // 36 x 64 x 256 weights (2.4 MB) read from memory take about as long as the
+  // GEMMs: the two overlap, so Winograd costs less than their sum.
+  EXPECT_LT(avx512_us, 36.0 * 64 * 256 * 4 / 15e3 + 2.0 * 36 * 64 * 256 * 16 / 117e3);
+}
+
 TEST(ConvCandidates, CostModelPredictsBlockedAndDepthwiseCandidates) {
   // Measured on one AVX-512 core (aotc --tune, MobileNetV2's shapes): the
   // blocked depthwise conv 1.5-2.8x faster than the NCHW one, the blocked 1x1
