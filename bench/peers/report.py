@@ -92,6 +92,21 @@ def print_cores_used(result):
                       "(spinning workers, or the thread setting not honoured)")
 
 
+def print_machine_spells(result, fraction=0.85):
+    """Warns where the FMA peak or the copy bandwidth measured right after a model's timing fell
+    below `fraction` of the run's best: the machine itself was slower while that model was
+    timed, so its figures at that thread count (every system's) are suspect."""
+    for model, m in result["models"].items():
+        for threads, p in m.get("peak_after", {}).items():
+            best = result["peak"][threads]
+            low = [f"{label} {p[key]:.0f} {unit} ({100 * p[key] / best[key]:.0f}% of this run's best)"
+                   for key, label, unit in (("gflops", "FMA peak", "GFLOP/s"), ("copy_gbs", "copy", "GB/s"))
+                   if p[key] < fraction * best[key]]
+            if low:
+                print(f"note: right after {model} was timed, {threads} thread(s): {', '.join(low)}; the "
+                      f"machine was slower then: time {model} again before comparing its figures")
+
+
 def print_kinds(result):
     model, kinds, peaks = result["layers"]["model"], result["layers"]["kinds"], result["peak"]
     for threads, rows in kinds.items():
