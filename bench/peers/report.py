@@ -92,19 +92,32 @@ def print_cores_used(result):
                       "(spinning workers, or the thread setting not honoured)")
 
 
-def print_machine_spells(result, fraction=0.85):
+# A figure below this fraction of the run's best means a slower machine. The copy bandwidth
+# varies more by itself (two threads: 33-45 GB/s in quiet runs here; 25 in a slow spell).
+SPELL_FRACTIONS = {"gflops": 0.85, "copy_gbs": 0.7}
+
+
+def slower_figures(peak_after, best):
+    """The figures of a peak measurement (per thread count) below SPELL_FRACTIONS of the best:
+    "copy 13 GB/s (53% of this run's best), 1 thread(s)", ...; empty if none."""
+    low = []
+    for threads, p in (peak_after or {}).items():
+        for key, label, unit in (("gflops", "FMA peak", "GFLOP/s"), ("copy_gbs", "copy", "GB/s")):
+            if p[key] < SPELL_FRACTIONS[key] * best[threads][key]:
+                low.append(f"{label} {p[key]:.0f} {unit} ({100 * p[key] / best[threads][key]:.0f}% of this "
+                           f"run's best), {threads} thread(s)")
+    return low
+
+
+def print_machine_spells(result):
     """Warns where the FMA peak or the copy bandwidth measured right after a model's timing fell
-    below `fraction` of the run's best: the machine itself was slower while that model was
-    timed, so its figures at that thread count (every system's) are suspect."""
+    below SPELL_FRACTIONS of the run's best: the machine itself was slower while that model was
+    timed, so its figures (every system's) are suspect."""
     for model, m in result["models"].items():
-        for threads, p in m.get("peak_after", {}).items():
-            best = result["peak"][threads]
-            low = [f"{label} {p[key]:.0f} {unit} ({100 * p[key] / best[key]:.0f}% of this run's best)"
-                   for key, label, unit in (("gflops", "FMA peak", "GFLOP/s"), ("copy_gbs", "copy", "GB/s"))
-                   if p[key] < fraction * best[key]]
-            if low:
-                print(f"note: right after {model} was timed, {threads} thread(s): {', '.join(low)}; the "
-                      f"machine was slower then: time {model} again before comparing its figures")
+        low = slower_figures(m.get("peak_after"), result["peak"])
+        if low:
+            print(f"note: right after {model} was timed: {'; '.join(low)}; the machine was slower "
+                  f"then: time {model} again before comparing its figures")
 
 
 def print_kinds(result):
