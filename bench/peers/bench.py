@@ -173,6 +173,11 @@ def bench_model(model, args, result):
     return layer_rows
 
 
+def best_peak(result, *peaks):
+    """The best of the given peak measurements and those taken after each model so far."""
+    return best_of(*peaks, *(m["peak_after"] for m in result["models"].values() if "peak_after" in m))
+
+
 def versions(args):
     def output(argv, env=None):
         try:
@@ -212,8 +217,8 @@ def main():
         rows = bench_model(model, args, result)
         for _ in range(args.retries):
             # A model timed while the machine was slower is timed again (the attempt is kept).
-            best = best_of(peak_before, *(m["peak_after"] for m in result["models"].values() if "peak_after" in m))
-            low = report.slower_figures(result["models"][model].get("peak_after"), best)
+            low = report.slower_figures(result["models"][model].get("peak_after"),
+                                        best_peak(result, peak_before))
             if not low:
                 break
             print(f"  {model}: the machine was slower while it was timed ({'; '.join(low)}); "
@@ -228,8 +233,7 @@ def main():
     result["fixed_cost"] = fixed_cost.measure(args.aotc, args.work, args.chain, args.threads,
                                               args.chain_runs, args.repeats)
     # Peak again at the end: the best of all is what the machine can do.
-    result["peak"] = best_of(peak_before, measure_peak(args.work, args.threads),
-                             *(m["peak_after"] for m in result["models"].values() if "peak_after" in m))
+    result["peak"] = best_peak(result, peak_before, measure_peak(args.work, args.threads))
     if layer_rows:
         kinds = layers.add_floors(layer_rows, result["peak"])
         result["layers"] = {"model": args.layers, "layers": layer_rows, "kinds": kinds}
