@@ -116,6 +116,23 @@ const char* kind_name(Pool2dSpec::Kind kind) {
   return "?";
 }
 
+// A thread per output value, warps along output rows (coalesced writes, and
+// reads with the stride's gaps), 32 x 4 threads per block; the window's
+// reduction in registers.
+std::string schedule_gpu(Func& output, Pool2dFuncs& f, const Pool2dSpec& s) {
+  const int columns = s.output_shape[3] >= 32 ? 32 : s.output_shape[3] >= 16 ? 16 : 8;
+  Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), plane("plane");
+  output.split(f.x, xo, xi, columns, Halide::TailStrategy::GuardWithIf)
+      .split(f.y, yo, yi, 4, Halide::TailStrategy::GuardWithIf)
+      .reorder(xi, yi, xo, yo, f.c, f.n)
+      .fuse(f.c, f.n, plane)
+      .gpu_blocks(xo, yo, plane)
+      .gpu_threads(xi, yi);
+  f.window.compute_at(output, xi).store_in(Halide::MemoryType::Register);
+  if (*Halide::Internal::as_const_int(f.r.x.extent()) <= kMaxUnrolledTaps) f.window.update().unroll(f.r.x);
+  return "one output per thread, " + std::to_string(columns) + "x4 threads per block";
+}
+
 }  // namespace
 
 Kernel pool2d(const Pool2dSpec& spec, const Halide::Target& target) {
@@ -134,6 +151,12 @@ Kernel pool2d(const Pool2dSpec& spec, const Halide::Target& target) {
   constrain_output(output, spec.output_shape);
 
   /* schedule */
+  if (target.has_feature(Halide::Target::CUDA)) {
+    kernel.output = output;
+    kernel.schedule = std::string("pool2d ") + kind_name(spec.kind) + " gpu: " + schedule_gpu(output, f, spec) +
+                      (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));
+    return kernel;
+  }
   // Vectors along output rows (windows of neighbouring lanes are independent);
   // planes (n, c) in parallel.
   const int lanes = lanes_for_extent(spec.output_shape[3], native_lanes(target));

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "backends/cuda_stubs/choose_gpu_backends.h"
 #include "backends/halide/group_plan.h"
 #include "backends/halide/halide_backend.h"
 #include "frontends/frontend.h"
@@ -49,6 +50,7 @@ struct Options {
   std::string conv_algorithm = "auto";
   std::string layouts = "auto";
   std::string weights = "embedded";
+  std::string gpu_backends = "auto";
   bool tune = false;
   std::string tuning_cache_path;
   TuningCache tuning_cache;  // read from tuning_cache_path, or measured by --tune
@@ -218,9 +220,18 @@ void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::tim
       std::string("aotc ") + kVersion + " from " + std::filesystem::path(opt.model).filename().string();
   if (const int capability = cuda_capability(target); capability > 0) {
     if (opt.weights == "external") fail(ExitCode::kUnsupported, "--weights=external: GPU libraries embed their weights");
-    const CudaStubModel model = lower_to_cuda_stubs(g, plan_cuda_stub_memory(g));
+    const GpuBackendPlan backends = choose_gpu_backends(
+        g, {.mode = opt.gpu_backends,
+            .cuda_capability = capability,
+            .tuning = opt.tuning_cache_path.empty() ? nullptr : &opt.tuning_cache});
+    const CudaStubModel model = lower_to_cuda_stubs(g, plan_cuda_stub_memory(g), backends);
     std::cout << "aotc: emitting CUDA stubs for " << model.layers.size() << " layers of " << g.name << " (" << target
-              << ", sm_" << capability << ")\n";
+              << ", sm_" << capability << "), " << model.halide_kernels.size() << " Halide CUDA kernels\n";
+    const int jobs = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const CompiledObjects halide_objects =
+        model.halide_kernels.empty()
+            ? CompiledObjects{}
+            : compile_halide_objects(model.halide_kernels, target, work.path.string(), jobs, &std::cout);
     CudaPackageOptions options;
     options.out_dir = out_dir.string();
     options.work_dir = work.path.string();
@@ -229,7 +240,7 @@ void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::tim
     options.sdk_header = sdk_header();
     options.producer = producer;
     options.compile_seconds_so_far = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const PackageResult result = write_cuda_library(model, options);
+    const PackageResult result = write_cuda_library(model, halide_objects, options);
     std::cout << result.summary << "wrote " << result.library << ", " << result.header << ", " << result.report << "\n";
     return;
   }
@@ -240,7 +251,7 @@ void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::tim
   const int jobs = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::cout << "aotc: compiling " << model.kernels.size() << " kernels for " << model.calls.size() << " layers of "
             << g.name << " (" << target << ", " << jobs << " jobs)\n";
-  const CompiledObjects objects = compile_halide_objects(model, target, work.path.string(), jobs, &std::cout);
+  const CompiledObjects objects = compile_halide_objects(model.kernels, target, work.path.string(), jobs, &std::cout);
 
   PackageOptions options;
   options.out_dir = out_dir.string();
@@ -272,7 +283,7 @@ int run(int argc, char** argv) {
   app.add_option("-o,--output", opt.output,
                  "Output: a directory for lib (default: .), a file for run, graph and plan (default: stdout)");
   app.add_option("--name", opt.name, "Model name (default: the model file's stem)");
-  app.add_option("--target", opt.target, "Halide target string for --emit=lib: host, x86-64-linux with CPU features (e.g. x86-64-linux-avx2), arm-64-linux or arm-32-linux (default: host); host-cuda[-cuda_capability_NN] builds a GPU library (CUDA stubs over cuDNN)");
+  app.add_option("--target", opt.target, "Halide target string for --emit=lib: host, x86-64-linux with CPU features (e.g. x86-64-linux-avx2), arm-64-linux or arm-32-linux (default: host); host-cuda[-cuda_capability_NN] builds a GPU library (Halide CUDA kernels and CUDA stubs over cuDNN, see --gpu-backends)");
   app.add_option("--jobs", opt.jobs, "Worker processes compiling kernels (default: one per core)");
   app.add_option("--cxx", opt.cxx, "C++ compiler for the generated runner (default: c++ for the host's architecture, aarch64-linux-gnu-g++ for arm-64-linux, arm-linux-gnueabihf-g++ for arm-32-linux)");
   app.add_option("--conv-algorithm", opt.conv_algorithm,
@@ -289,6 +300,12 @@ int run(int argc, char** argv) {
                  "and passed to each run (aotc_<name>_run_with_weights), e.g. mmapped from another partition "
                  "(default: embedded)")
       ->check(CLI::IsMember({"embedded", "external"}));
+  app.add_option("--gpu-backends", opt.gpu_backends,
+                 "With a CUDA target: auto: each convolution and pooling group runs a Halide CUDA kernel or the "
+                 "CUDA stubs' call (cuDNN), whichever the tuning cache (measured: bench/gpu --tune-gpu) or the cost "
+                 "model says is faster; halide: every group that has a Halide CUDA kernel runs it; cudnn: none does "
+                 "(default: auto)")
+      ->check(CLI::IsMember({"auto", "halide", "cudnn"}));
   app.add_flag("--tune", opt.tune,
                "With --emit=lib: time every candidate implementation of each convolution on this machine (one "
                "thread, JIT, outputs checked against the reference evaluator), add the times to the tuning cache "

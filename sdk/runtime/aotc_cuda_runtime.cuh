@@ -26,6 +26,12 @@
 #include <cstdlib>
 #include <new>
 
+#ifdef AOTC_HALIDE_CUDA
+#include <mutex>
+
+#include "HalideRuntimeCuda.h"
+#endif
+
 // The cuDNN functions used, without their "cudnn" prefix.
 #define AOTC_CUDNN_FUNCTIONS(X)                                                                       \
   X(Create) X(Destroy) X(SetStream) X(GetErrorString) X(CreateTensorDescriptor)                       \
@@ -54,6 +60,15 @@ struct CudnnApi {
 #undef AOTC_CUDNN_MEMBER
 };
 
+// What a model's Halide CUDA kernels get as their user_context (see Halide
+// CUDA kernels below).
+struct HalideSession {
+  uint64_t magic;   // kHalideSessionMagic once halide_open succeeded
+  void* context;    // the CUDA runtime's context (a CUcontext)
+  void* stream;     // Device::stream
+  char error[256];  // Halide's last error message
+};
+
 struct Device {
   CudnnApi* dnn;  // owned
   cudnnHandle_t handle;
@@ -61,6 +76,7 @@ struct Device {
   bool owns_stream;
   void* workspace;  // cuDNN workspace, grown only in conv_plan_create
   size_t workspace_bytes;
+  HalideSession halide;
   char error[256];
 };
 
@@ -175,6 +191,122 @@ inline int device_open(Device* dev, cudaStream_t stream) {
   if (status != kOk) device_close(dev);
   return status;
 }
+
+#ifdef AOTC_HALIDE_CUDA
+// ---- Halide CUDA kernels -------------------------------------------------------------
+// The Halide kernels of a model launch through Halide's own CUDA runtime (one
+// object in the library), which loads the driver itself. They must run in the
+// CUDA runtime's context, on Device::stream, over the tensors in the device
+// arena: the buffers they get hold device pointers only (no host copies), and
+// their user_context is the Device's HalideSession. Halide's context, stream
+// and error handlers are process-wide, so the ones below serve any aotc
+// library's session and pass any other user_context on to the handlers they
+// replaced.
+
+constexpr uint64_t kHalideSessionMagic = 0x616f74632d687364;  // "aotc-hsd"
+
+halide_cuda_acquire_context_t previous_acquire_context;
+halide_cuda_release_context_t previous_release_context;
+halide_cuda_get_stream_t previous_get_stream;
+halide_error_handler_t previous_error_handler;
+
+inline HalideSession* session_of(void* user_context) {
+  auto* s = static_cast<HalideSession*>(user_context);
+  return s != nullptr && s->magic == kHalideSessionMagic ? s : nullptr;
+}
+
+int acquire_context(void* user_context, void** context, bool create) {
+  if (HalideSession* s = session_of(user_context)) {
+    *context = s->context;
+    return 0;
+  }
+  return previous_acquire_context(user_context, context, create);
+}
+
+int release_context(void* user_context) {
+  return session_of(user_context) != nullptr ? 0 : previous_release_context(user_context);
+}
+
+int get_stream(void* user_context, void* context, void** stream) {
+  if (HalideSession* s = session_of(user_context)) {
+    *stream = s->stream;
+    return 0;
+  }
+  return previous_get_stream(user_context, context, stream);
+}
+
+void report_error(void* user_context, const char* message) {
+  if (HalideSession* s = session_of(user_context)) {
+    snprintf(s->error, sizeof s->error, "%s", message);
+    return;
+  }
+  previous_error_handler(user_context, message);
+}
+
+// Opens the session of dev's Halide kernels; after device_open.
+inline int halide_open(Device* dev) {
+  // Halide's runtime looks the driver's symbols up in the process first, then
+  // in "libcuda.so", which only development installs have: load the driver
+  // into the global scope (the CUDA runtime loaded it privately).
+  if (dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL) == nullptr)
+    return fail(dev, kDeviceUnavailable, "Halide kernels: the CUDA driver: %s", dlerror());
+  void* get_current = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  if (int s = check_cuda(dev, "halide_open", "cudaFree(nullptr)", cudaFree(nullptr), kDeviceUnavailable)) return s;
+  if (int s = check_cuda(dev, "halide_open", "cudaGetDriverEntryPointByVersion",
+                         cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &get_current, 12000, cudaEnableDefault,
+                                                          &found),
+                         kDeviceUnavailable))
+    return s;
+  if (found != cudaDriverEntryPointSuccess || get_current == nullptr)
+    return fail(dev, kDeviceUnavailable, "Halide kernels: the driver has no cuCtxGetCurrent");
+  void* context = nullptr;
+  const int result = reinterpret_cast<int (*)(void**)>(get_current)(&context);
+  if (result != 0 || context == nullptr)
+    return fail(dev, kDeviceUnavailable, "Halide kernels: cuCtxGetCurrent: error %d", result);
+  dev->halide = HalideSession{kHalideSessionMagic, context, dev->stream, {}};
+  static std::once_flag installed;
+  std::call_once(installed, [] {
+    previous_acquire_context = halide_set_cuda_acquire_context(acquire_context);
+    previous_release_context = halide_set_cuda_release_context(release_context);
+    previous_get_stream = halide_set_cuda_get_stream(get_stream);
+    previous_error_handler = halide_set_error_handler(report_error);
+  });
+  return kOk;
+}
+
+// The arguments of one Halide kernel call: N dense float32 device tensors.
+template <size_t N>
+struct HalideArgs {
+  halide_buffer_t buffers[N];
+  halide_dimension_t dims[N][kMaxRank];
+};
+
+// Argument i: `rank` dims of `shape` (outermost first) at device address `data`.
+template <size_t N>
+inline void bind(HalideArgs<N>* a, size_t i, const float* data, int rank, const int64_t* shape) {
+  halide_buffer_t& b = a->buffers[i];
+  b = halide_buffer_t{};
+  b.device = reinterpret_cast<uint64_t>(data);
+  b.device_interface = halide_cuda_device_interface();
+  b.type.code = halide_type_float;
+  b.type.bits = 32;
+  b.type.lanes = 1;
+  b.dimensions = rank;
+  b.dim = a->dims[i];
+  int32_t stride = 1;
+  for (int d = 0; d < rank; ++d) {  // Halide lists dims innermost first
+    const auto extent = static_cast<int32_t>(shape[rank - 1 - d]);
+    b.dim[d] = halide_dimension_t(0, extent, stride);
+    stride *= extent;
+  }
+}
+
+inline int halide_status(Device* dev, const char* kernel, int result) {
+  if (result == 0) return kOk;
+  return fail(dev, kKernelFailed, "%s: Halide error %d: %s", kernel, result, dev->halide.error);
+}
+#endif  // AOTC_HALIDE_CUDA
 
 // ---- Convolution (cuDNN) -----------------------------------------------------------
 

@@ -3,6 +3,7 @@
 
   gpu_models.py build --aotc AOTC --exporter EXPORTER --workdir DIR (--model NAME | --module F.py:C | --graph F)...
                 [--name NAME] [--size S] [--input-shape N,C,H,W] [--capability 80] [--weight-pool N]
+                [--gpu-backends auto[,halide,cudnn]] [--tuning-cache F]
       exports each model with random weights and PyTorch's output on a random input
       (aotc-export-torch --reference), or takes a model file (--graph: .tflite, .fb, .air)
       and the reference evaluator's output on a random input, compiles its GPU library, links
@@ -24,6 +25,7 @@
       is visible, again with AOTC_CUDNN_LIBRARY naming a cuDNN that is not there.
 """
 import os
+import shutil
 import argparse
 import json
 import subprocess
@@ -70,18 +72,33 @@ def build(args):
             if args.weight_pool:
                 export += ["--weight-pool", args.weight_pool]
             run(export)
-        lib = out / "lib"
-        run([args.aotc, model, "--emit=lib", "--name", name, "-o", lib,
-             "--target", f"host-cuda-cuda_capability_{args.capability}"])
-        report = check_report(lib / f"{name}.report.json")
-        (out / "outputs.json").write_text(json.dumps(
-            [[o["name"], int(np.prod(o["shape"]))] for o in report["outputs"]]))
-        run(["c++", "-std=c++17", "-O2", f"-DAOTC_MODEL={name}", "-I", lib, "-I", HERE.parent.parent / "tools",
-             "-I", "/usr/local/cuda/include", HERE / "run_gpu_library.cpp", lib / f"lib{name}.a",
-             "-lpthread", "-ldl", "-lrt", "-o", out / "run"])
+        # The first backend choice builds in out; each other one in out-<choice>, same input and reference.
+        for i, backends in enumerate(args.gpu_backends.split(",")):
+            variant = out if i == 0 else args.workdir / f"{name}-{backends}"
+            if i > 0:
+                variant.mkdir(parents=True, exist_ok=True)
+                for f in ["input.bin", "output.bin"]:
+                    if (out / f).exists():
+                        shutil.copyfile(out / f, variant / f)
+            build_library(args, model, name, variant, backends)
         if source[0] != "--graph":
             model.unlink()
-        print(f"{name}: built ({(out / 'run').stat().st_size / 2**20:.1f} MiB)", flush=True)
+
+
+def build_library(args, model, name, out, backends):
+    """out/lib (the GPU library of `model` with aotc --gpu-backends=`backends`), out/run."""
+    lib = out / "lib"
+    run([args.aotc, model, "--emit=lib", "--name", name, "-o", lib,
+         "--target", f"host-cuda-cuda_capability_{args.capability}", "--gpu-backends", backends,
+         *(["--tuning-cache", args.tuning_cache] if args.tuning_cache else [])])
+    report = check_report(lib / f"{name}.report.json")
+    shutil.copyfile(lib / f"{name}.report.json", out / "report.json")  # travels with the program (bench/gpu)
+    (out / "outputs.json").write_text(json.dumps(
+        [[o["name"], int(np.prod(o["shape"]))] for o in report["outputs"]]))
+    run(["c++", "-std=c++17", "-O2", f"-DAOTC_MODEL={name}", "-I", lib, "-I", HERE.parent.parent / "tools",
+         "-I", "/usr/local/cuda/include", HERE / "run_gpu_library.cpp", lib / f"lib{name}.a",
+         "-lpthread", "-ldl", "-lrt", "-o", out / "run"])
+    print(f"{out.name}: built ({(out / 'run').stat().st_size / 2**20:.1f} MiB, --gpu-backends={backends})", flush=True)
 
 
 def evaluator_reference(aotc, model, out):
@@ -206,6 +223,10 @@ def main():
     p.add_argument("--size", type=int, default=224)
     p.add_argument("--input-shape")
     p.add_argument("--capability", type=int, default=80)
+    p.add_argument("--gpu-backends", default="auto",
+                   help="aotc --gpu-backends (auto, halide, cudnn), or several, comma-separated: one library each, "
+                        "the first in DIR/<model>, the others in DIR/<model>-<choice>")
+    p.add_argument("--tuning-cache", help="aotc --tuning-cache: measured times to choose the backends by")
     p.add_argument("--weight-pool", type=int, default=0)
     p.add_argument("--require-gpu", action="store_true")
     args = p.parse_args()

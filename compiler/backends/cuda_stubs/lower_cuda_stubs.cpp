@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "backends/graph_outputs.h"
+#include "backends/halide/candidates.h"
+#include "generators/conv2d_gpu.h"
 #include "support/error.h"
 #include "support/names.h"
 
@@ -83,11 +85,14 @@ struct CudnnConv {
 
 class Emitter {
  public:
-  Emitter(const Graph& g, const MemoryPlan& plan) : g_(g), plan_(plan) {
+  Emitter(const Graph& g, const MemoryPlan& plan, const GpuBackendPlan& backends)
+      : g_(g), plan_(plan), backends_(backends) {
     for (const TensorPlacement& p : plan.placements) placement_[p.tensor] = &p;
     model_.name = g.name;
     model_.inputs = tensor_infos(g, g.inputs);
     model_.outputs = tensor_infos(g, g.outputs);
+    model_.choices = backends.choices;
+    model_.totals = backends.totals;
   }
 
   CudaStubModel run() {
@@ -207,9 +212,9 @@ class Emitter {
   }
 
   void add_layer(const std::string& name, const std::string& ops, const std::string& call, double flops,
-                 const std::string& body) {
+                 const std::string& body, GpuBackend backend = GpuBackend::kCudnn) {
     const size_t index = model_.layers.size();
-    model_.layers.push_back({name, ops, call, flops});
+    model_.layers.push_back({name, ops, call, flops, backend});
     std::ostringstream os;
     os << "// " << name << ": " << ops << " (" << call << ")\n"
        << "int layer_" << index << "(Model& m, const float* const* in, float* const* out) {\n"
@@ -219,6 +224,7 @@ class Emitter {
   }
 
   void emit_node(const Node& node);
+  void emit_halide(const Node& node);
   std::optional<std::string> fusable_residual(const Node& node);
   void emit_conv(const Node& node);
   void emit_cudnn_conv(const Node& node, const CudnnConv& conv, const std::string& input, std::ostringstream& body,
@@ -229,6 +235,7 @@ class Emitter {
 
   const Graph& g_;
   const MemoryPlan& plan_;
+  const GpuBackendPlan& backends_;
   int step_ = 0;
   CudaStubModel model_;
   std::map<TensorId, const TensorPlacement*> placement_;
@@ -237,6 +244,8 @@ class Emitter {
   std::string layer_functions_;
   std::string conv_plans_;  // the create step's conv_plan_create calls
   int conv_count_ = 0;
+  std::map<std::string, size_t> halide_kernel_index_;  // by node description
+  std::string halide_declarations_;                    // of the Halide kernels' entry points
 };
 
 // For a conv with bias whose epilogue is relu, or add of a tensor of the output's
@@ -348,6 +357,59 @@ void Emitter::emit_concat(const Node& node) {
             std::to_string(copies) + " concat_copy kernels", 0, body.str());
 }
 
+// The node as a call of its Halide CUDA kernel over device buffers: the
+// node's inputs in order (input, weights as stored, bias, epilogue operands),
+// then its output.
+void Emitter::emit_halide(const Node& node) {
+  const TensorId out = node.outputs[0];
+  const Shape& y = g_.tensor(out).shape;
+  const auto out_elements = static_cast<double>(num_elements(y));
+  std::function<gen::Kernel(const Halide::Target&)> build;
+  double flops = 0;
+  if (node.op == OpKind::Conv2d) {
+    const gen::Conv2dSpec spec = conv2d_spec(g_, node);
+    build = [spec](const Halide::Target& t) { return gen::conv2d_gpu(spec, t); };
+    flops = 2 * out_elements * static_cast<double>(spec.input_shape[1] / spec.groups * spec.kernel[0] * spec.kernel[1]);
+  } else {
+    const gen::Pool2dSpec spec = pool2d_spec(g_, node);
+    build = [spec](const Halide::Target& t) { return gen::pool2d(spec, t); };
+    flops = static_cast<double>(num_elements(spec.input_shape));
+  }
+  const std::string key = node_description(g_, node);
+  auto found = halide_kernel_index_.find(key);
+  if (found == halide_kernel_index_.end()) {
+    const size_t k = model_.halide_kernels.size();
+    model_.halide_kernels.push_back(halide_kernel_source(
+        "aotc_" + c_identifier(g_.name) + "_h" + std::to_string(k) + "_" + op_name(node.op), key, build));
+    found = halide_kernel_index_.emplace(key, k).first;
+    halide_declarations_ += "int " + model_.halide_kernels[k].function + "(void* user_context";
+    for (size_t i = 0; i <= node.inputs.size(); ++i) halide_declarations_ += ", halide_buffer_t*";
+    halide_declarations_ += ");\n";
+  }
+  const std::string& function = model_.halide_kernels[found->second].function;
+  std::vector<TensorId> args = node.inputs;
+  args.push_back(out);
+  std::ostringstream body, shapes, ranks, data, buffers;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Shape& s = g_.tensor(args[i]).shape;
+    if (s.size() > kMaxRank) unsupported(node, "handle tensors of rank up to 6");
+    shapes << (i ? ", " : "") << list(s);
+    ranks << (i ? ", " : "") << s.size();
+    data << (i ? ", " : "") << pointer(args[i]);
+    buffers << ", &a.buffers[" << i << "]";
+  }
+  body << "  static const int64_t kShapes[][kMaxRank] = {" << shapes.str() << "};\n"
+       << "  static const int kRanks[] = {" << ranks.str() << "};\n"
+       << "  const float* const data[] = {" << data.str() << "};\n"
+       << "  HalideArgs<" << args.size() << "> a;\n"
+       << "  for (size_t i = 0; i < " << args.size() << "; ++i) bind(&a, i, data[i], kRanks[i], kShapes[i]);\n"
+       << "  return halide_status(&m.dev, \"" << function << "\", " << function << "(&m.dev.halide" << buffers.str()
+       << "));\n";
+  add_layer(g_.tensor(out).name, ops_text(node), "Halide CUDA kernel " + function, flops, body.str(),
+            GpuBackend::kHalideCuda);
+  model_.layers.back().halide_kernel = static_cast<int>(found->second);
+}
+
 void Emitter::emit_node(const Node& node) {
   if (node.op == OpKind::BatchNorm) unsupported(node, "need batch_norm folded or made affine (keep fold-batch-norm on)");
   const TensorId out_id = node.outputs[0];
@@ -355,6 +417,10 @@ void Emitter::emit_node(const Node& node) {
   const std::string layer = g_.tensor(out_id).name;
   const std::string out = pointer(out_id);
   const double elements = static_cast<double>(num_elements(y));
+  if (backends_.backend[static_cast<size_t>(step_)] == GpuBackend::kHalideCuda) {
+    emit_halide(node);
+    return;
+  }
   std::ostringstream body;
   auto x_shape = [&](size_t i) -> const Shape& { return g_.tensor(node.inputs[i]).shape; };
   auto x = [&](size_t i) { return pointer(node.inputs[i]); };
@@ -522,11 +588,26 @@ void Emitter::emit_node(const Node& node) {
   unsupported(node, "have no implementation of it");
 }
 
+// Halide loads a kernel's module into the context at its first call, which a
+// CUDA graph capture must not see: create runs the layers once, over the
+// staging buffers, before any capture.
+std::string warm_up_source(size_t inputs, size_t outputs) {
+  std::ostringstream os;
+  os << "  const float* staged_in[" << std::max<size_t>(1, inputs) << "];\n"
+     << "  float* staged_out[" << std::max<size_t>(1, outputs) << "];\n"
+     << "  for (size_t i = 0; i < " << inputs << "; ++i) staged_in[i] = activation(m, kInputsAt[i]);\n"
+     << "  for (size_t i = 0; i < " << outputs << "; ++i) staged_out[i] = activation(m, kOutputsAt[i]);\n"
+     << "  if (launch_layers(m, nullptr, staged_in, staged_out) != AOTC_OK) return kKernelFailed;  // m.dev.error says why\n"
+     << "  AOTC_TRY(check_cuda(&m.dev, \"create\", \"cudaStreamSynchronize\", cudaStreamSynchronize(m.dev.stream)));\n";
+  return os.str();
+}
+
 std::string Emitter::source() const {
   const std::string id = c_identifier(model_.name);
   const std::string fn = "aotc_" + id;
   const size_t inputs = model_.inputs.size(), outputs = model_.outputs.size();
   const int64_t weights_at = model_.activation_bytes + model_.io_bytes;
+  const bool halide = !model_.halide_kernels.empty();
   std::ostringstream os;
   os << "// CUDA stubs of model " << model_.name << ": generated by aotc. Do not edit.\n"
      << "// Every layer runs on the GPU: convolutions through cuDNN, the rest through the\n"
@@ -535,8 +616,10 @@ std::string Emitter::source() const {
      << "// from host pointers, and the weights at " << weights_at << ", uploaded once at create.\n"
      << "#include <time.h>\n\n#include <cmath>\n#include <cstring>\n#include <new>\n\n"
      << "#include \"" << model_.name << ".h\"\n"
+     << (halide ? "#define AOTC_HALIDE_CUDA  // some layers run Halide CUDA kernels\n" : "")
      << "#include \"aotc_cuda_runtime.cuh\"\n\n"
-     << "extern \"C\" const uint8_t " << fn << "_weights[];\n\n"
+     << "extern \"C\" const uint8_t " << fn << "_weights[];\n"
+     << (halide ? "extern \"C\" {\n" + halide_declarations_ + "}\n" : "") << "\n"
      << "namespace {\n\nusing namespace aotc_cuda;\n\n"
      << "#define AOTC_TRY(call)        \\\n"
      << "  do {                         \\\n"
@@ -589,9 +672,11 @@ std::string Emitter::source() const {
   if (model_.layers.empty()) os << "\"\"";
   os << "};\n"
      << "constexpr size_t kLayerCount = " << model_.layers.size() << ";\n\n"
+     << "int launch_layers(Model& m, aotc_context* context, const float* const* in, float* const* out);\n\n"
      << "// Allocates the device arena, uploads the weights and makes the cuDNN plans.\n"
      << "int create_model(Model& m, cudaStream_t stream) {\n"
      << "  AOTC_TRY(device_open(&m.dev, stream));\n"
+     << (halide ? "  AOTC_TRY(halide_open(&m.dev));\n" : "")
      << "  cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&m.arena), kDeviceArenaBytes);\n"
      << "  if (e != cudaSuccess) {\n"
      << "    m.arena = nullptr;\n"
@@ -605,6 +690,7 @@ std::string Emitter::source() const {
      << "    return kKernelFailed;\n"
      << "  }\n"
      << conv_plans_
+     << (halide ? warm_up_source(inputs, outputs) : "")
      << "  return kOk;\n"
      << "}\n\n"
      << "void destroy_model(Model& m) {\n"
@@ -776,6 +862,9 @@ MemoryPlan plan_cuda_stub_memory(const Graph& g) {
   });
 }
 
-CudaStubModel lower_to_cuda_stubs(const Graph& g, const MemoryPlan& plan) { return Emitter(g, plan).run(); }
+CudaStubModel lower_to_cuda_stubs(const Graph& g, const MemoryPlan& plan, const GpuBackendPlan& backends) {
+  AOTC_CHECK(backends.backend.size() == g.nodes.size(), "the backend plan is not of graph ", g.name);
+  return Emitter(g, plan, backends).run();
+}
 
 }  // namespace aotc

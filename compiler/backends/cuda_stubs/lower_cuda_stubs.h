@@ -1,8 +1,10 @@
 // The CUDA fallback-stub backend: turns an optimised graph into one readable
 // CUDA C++ file, one function per fused group, that runs the whole model on an
-// NVIDIA GPU. Convolutions go to cuDNN (loaded with dlopen at create time), the
-// other ops to the small kernels of sdk/runtime/aotc_cuda_runtime.cuh, fused
-// epilogues to one elementwise kernel after the op. Tensors keep the graph's
+// NVIDIA GPU. A group the backend plan (choose_gpu_backends.h) gives to Halide
+// calls its Halide CUDA kernel (compiled by the packager); of the others,
+// convolutions go to cuDNN (loaded with dlopen at create time), the other ops
+// to the small kernels of sdk/runtime/aotc_cuda_runtime.cuh, fused epilogues
+// to one elementwise kernel after the op. Tensors keep the graph's
 // NCHW layout and the memory plan's offsets, in one device arena that also
 // holds the weights (uploaded once, at create) and, for runs from host
 // pointers, the inputs and outputs.
@@ -12,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda_stubs/choose_gpu_backends.h"
 #include "backends/lowered_model.h"
 #include "ir/graph.h"
 #include "plan/memory_plan.h"
@@ -23,6 +26,8 @@ struct CudaStubLayer {
   std::string ops;   // "conv2d+relu"
   std::string call;  // what runs it: "cudnnConvolutionForward + elementwise", "pool2d kernel", ...
   double flops = 0;
+  GpuBackend backend = GpuBackend::kCudnn;
+  int halide_kernel = -1;  // index into CudaStubModel::halide_kernels (halide-cuda layers)
 };
 
 struct CudaStubModel {
@@ -31,6 +36,11 @@ struct CudaStubModel {
   std::vector<CudaStubLayer> layers;  // in execution order
   std::string source;                 // the .cu file
   std::vector<uint8_t> weights;       // row-major constants, each 64-byte aligned
+  // The Halide CUDA kernels the source calls (each distinct one once; the
+  // packager compiles them for the target's GPU), and the backend plan.
+  std::vector<KernelSource> halide_kernels;
+  std::vector<ChoiceRecord> choices;
+  GpuPlanTotals totals;
   // The device arena: activations (the memory plan's arena), then the staging
   // buffers of the inputs and outputs, then the weights.
   int64_t activation_bytes = 0;
@@ -42,6 +52,7 @@ struct CudaStubModel {
 // padding is asymmetric (cuDNN pads symmetrically), for the padded input.
 MemoryPlan plan_cuda_stub_memory(const Graph& g);
 // Throws UserError (kUnsupported) for an op or shape the stubs cannot run.
-CudaStubModel lower_to_cuda_stubs(const Graph& g, const MemoryPlan& plan);
+// `backends` is choose_gpu_backends(g, ...).
+CudaStubModel lower_to_cuda_stubs(const Graph& g, const MemoryPlan& plan, const GpuBackendPlan& backends);
 
 }  // namespace aotc

@@ -65,6 +65,57 @@ const Tensor& constant_input(const Graph& g, const Node& node, size_t i, const c
   return t;
 }
 
+KernelSource halide_kernel_source(const std::string& function, const std::string& description,
+                                  std::function<gen::Kernel(const Halide::Target&)> build) {
+  KernelSource source;
+  source.function = function;
+  source.description = description;
+  source.compile = [build = std::move(build), function](const std::string& target, const std::string& object) {
+    const Halide::Target t =
+        Halide::Target(target).with_feature(Halide::Target::NoRuntime).with_feature(Halide::Target::UserContext);
+    gen::Kernel k = build(t);
+    std::vector<Halide::Argument> arguments(k.inputs.begin(), k.inputs.end());
+    k.output.compile_to_object(object, arguments, function, t);
+    return k.schedule;
+  };
+  return source;
+}
+
+gen::Conv2dSpec conv2d_spec(const Graph& g, const Node& node) {
+  const auto& a = node.attr<Conv2dAttrs>();
+  const Tensor& w = constant_input(g, node, 1, "weight");
+  gen::Conv2dSpec spec;
+  spec.input_shape = g.tensor(node.inputs[0]).shape;
+  spec.out_channels = w.shape[0];
+  spec.kernel = {static_cast<int>(w.shape[2]), static_cast<int>(w.shape[3])};
+  spec.stride = a.stride;
+  spec.pad = a.pad;
+  spec.dilation = a.dilation;
+  spec.groups = a.groups;
+  spec.has_bias = node.op_operand_count() == 3;
+  spec.epilogue = epilogue_specs(g, node);
+  return spec;
+}
+
+gen::Pool2dSpec pool2d_spec(const Graph& g, const Node& node) {
+  gen::Pool2dSpec spec;
+  spec.input_shape = g.tensor(node.inputs[0]).shape;
+  spec.output_shape = g.tensor(node.outputs[0]).shape;
+  spec.epilogue = epilogue_specs(g, node);
+  if (node.op == OpKind::MaxPool2d || node.op == OpKind::AvgPool2d) {
+    const auto& a = node.attr<Pool2dAttrs>();
+    spec.kind = node.op == OpKind::MaxPool2d ? gen::Pool2dSpec::Kind::kMax : gen::Pool2dSpec::Kind::kAverage;
+    spec.kernel = a.kernel;
+    spec.stride = a.stride;
+    spec.pad = a.pad;
+    spec.dilation = a.dilation;
+    spec.count_include_pad = a.count_include_pad;
+  } else {
+    spec.kind = gen::Pool2dSpec::Kind::kAdaptiveAverage;
+  }
+  return spec;
+}
+
 Choice choose(std::vector<Candidate> candidates, const std::string& key, const TuningCache* cache) {
   AOTC_CHECK(!candidates.empty(), "no candidate for ", key);
   Choice choice;

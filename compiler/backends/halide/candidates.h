@@ -10,7 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "backends/lowered_model.h"
+#include "generators/conv2d.h"
 #include "generators/kernel.h"
+#include "generators/pool2d.h"
 #include "ir/graph.h"
 
 namespace aotc {
@@ -75,6 +78,18 @@ std::vector<gen::PostOpSpec> epilogue_specs(const Graph& g, const Node& node);
 // Input `i` of `node`, which must be constant (weights); throws
 // UserError(kUnsupported) naming the node and `what` otherwise.
 const Tensor& constant_input(const Graph& g, const Node& node, size_t i, const char* what);
+
+// The kernel `build` makes for the target it is compiled for, as an object
+// defining `function` (user_context first, then the buffers in call order; no
+// Halide runtime in it: the packager adds one per library).
+KernelSource halide_kernel_source(const std::string& function, const std::string& description,
+                                  std::function<gen::Kernel(const Halide::Target&)> build);
+
+// A conv2d node (constant weights, else UserError(kUnsupported)) and a pooling
+// node (max, average, adaptive or global average) as the generators take them,
+// with their epilogues.
+gen::Conv2dSpec conv2d_spec(const Graph& g, const Node& node);
+gen::Pool2dSpec pool2d_spec(const Graph& g, const Node& node);
 
 // Picks among `candidates` for the node of description `key`: the fastest
 // measured when the cache has a time for every candidate; else, when the cost

@@ -28,18 +28,18 @@ std::string object_path(const std::string& dir, const std::string& function) { r
 std::string meta_path(const std::string& dir, const std::string& function) { return dir + "/" + function + ".meta"; }
 
 // The body of one worker process; returns its exit status.
-int compile_share(const LoweredModel& model, const std::string& target, const std::string& dir, int worker, int jobs,
+int compile_share(const std::vector<KernelSource>& kernels, const std::string& target, const std::string& dir, int worker, int jobs,
                   bool runtime, std::ostream* progress) {
   try {
-    for (size_t k = static_cast<size_t>(worker); k < model.kernels.size(); k += static_cast<size_t>(jobs)) {
-      const KernelSource& kernel = model.kernels[k];
+    for (size_t k = static_cast<size_t>(worker); k < kernels.size(); k += static_cast<size_t>(jobs)) {
+      const KernelSource& kernel = kernels[k];
       auto start = std::chrono::steady_clock::now();
       std::string schedule = kernel.compile(target, object_path(dir, kernel.function));
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::ofstream(meta_path(dir, kernel.function)) << seconds << "\n" << schedule << "\n";
       if (progress) {
         char line[512];
-        std::snprintf(line, sizeof line, "  [%zu/%zu] %-28s %6.2fs  %s\n", k + 1, model.kernels.size(),
+        std::snprintf(line, sizeof line, "  [%zu/%zu] %-28s %6.2fs  %s\n", k + 1, kernels.size(),
                       kernel.function.c_str(), seconds, kernel.description.c_str());
         *progress << line << std::flush;
       }
@@ -59,9 +59,9 @@ int compile_share(const LoweredModel& model, const std::string& target, const st
 
 }  // namespace
 
-CompiledObjects compile_halide_objects(const LoweredModel& model, const std::string& target,
+CompiledObjects compile_halide_objects(const std::vector<KernelSource>& kernels, const std::string& target,
                                        const std::string& work_dir, int jobs, std::ostream* progress) {
-  jobs = std::max(1, std::min<int>(jobs, static_cast<int>(model.kernels.size())));
+  jobs = std::max(1, std::min<int>(jobs, static_cast<int>(kernels.size())));
   std::cout << std::flush;
   std::cerr << std::flush;
   if (progress) *progress << std::flush;
@@ -69,7 +69,7 @@ CompiledObjects compile_halide_objects(const LoweredModel& model, const std::str
   for (int w = 0; w < jobs; ++w) {
     pid_t pid = fork();
     if (pid < 0) fail(ExitCode::kInternal, "cannot start a compile worker process");
-    if (pid == 0) _exit(compile_share(model, target, work_dir, w, jobs, /*runtime=*/w == 0, progress));
+    if (pid == 0) _exit(compile_share(kernels, target, work_dir, w, jobs, /*runtime=*/w == 0, progress));
     workers.push_back(pid);
   }
   bool ok = true;
@@ -85,7 +85,7 @@ CompiledObjects compile_halide_objects(const LoweredModel& model, const std::str
   AOTC_CHECK(ok, "a kernel failed to compile (see the message above)");
 
   CompiledObjects out;
-  for (const KernelSource& kernel : model.kernels) {
+  for (const KernelSource& kernel : kernels) {
     std::ifstream meta(meta_path(work_dir, kernel.function));
     double seconds = 0;
     std::string schedule;

@@ -24,23 +24,6 @@
 namespace aotc {
 namespace {
 
-// A conv2d node as the generators take it, with its epilogue.
-gen::Conv2dSpec conv2d_spec(const Graph& g, const Node& node) {
-  const auto& a = node.attr<Conv2dAttrs>();
-  const Tensor& w = constant_input(g, node, 1, "weight");
-  gen::Conv2dSpec spec;
-  spec.input_shape = g.tensor(node.inputs[0]).shape;
-  spec.out_channels = w.shape[0];
-  spec.kernel = {static_cast<int>(w.shape[2]), static_cast<int>(w.shape[3])};
-  spec.stride = a.stride;
-  spec.pad = a.pad;
-  spec.dilation = a.dilation;
-  spec.groups = a.groups;
-  spec.has_bias = node.op_operand_count() == 3;
-  spec.epilogue = epilogue_specs(g, node);
-  return spec;
-}
-
 // The cost model: a candidate's time is its arithmetic over the FMA peak,
 // scaled by the lanes its register tiles waste (gen::ScheduleShape) and by its
 // schedule family's efficiency, e * K / (K + k0) for a reduction of K

@@ -70,10 +70,11 @@ struct CompiledObjects {
   std::vector<double> kernel_seconds;       // per kernel of the model
 };
 
-// Compiles every kernel of `model`, and the Halide runtime once, for `target`
-// into `work_dir`, in `jobs` worker processes, printing a line per kernel to
-// `progress` (may be null). Throws InternalError if a kernel fails to compile.
-CompiledObjects compile_halide_objects(const LoweredModel& model, const std::string& target,
+// Compiles every kernel of a model (LoweredModel::kernels, CudaStubModel::
+// halide_kernels), and the Halide runtime once, for `target` into `work_dir`,
+// in `jobs` worker processes, printing a line per kernel to `progress` (may be
+// null). Throws InternalError if a kernel fails to compile.
+CompiledObjects compile_halide_objects(const std::vector<KernelSource>& kernels, const std::string& target,
                                        const std::string& work_dir, int jobs, std::ostream* progress);
 
 }  // namespace aotc

@@ -138,18 +138,8 @@ class Lowering {
     auto it = kernel_index_.find(key);
     if (it != kernel_index_.end()) return it->second;
     const int kernel = static_cast<int>(model_.kernels.size());
-    KernelSource source;
-    source.function = "aotc_" + c_identifier(g_.name) + "_k" + std::to_string(kernel) + "_" + suffix;
-    source.description = key;
-    source.compile = [build, function = source.function](const std::string& target, const std::string& object) {
-      const Halide::Target t =
-          Halide::Target(target).with_feature(Halide::Target::NoRuntime).with_feature(Halide::Target::UserContext);
-      gen::Kernel k = build(t);
-      std::vector<Halide::Argument> arguments(k.inputs.begin(), k.inputs.end());
-      k.output.compile_to_object(object, arguments, function, t);
-      return k.schedule;
-    };
-    model_.kernels.push_back(std::move(source));
+    model_.kernels.push_back(
+        halide_kernel_source("aotc_" + c_identifier(g_.name) + "_k" + std::to_string(kernel) + "_" + suffix, key, build));
     kernel_index_[key] = kernel;
     return kernel;
   }
@@ -388,24 +378,10 @@ void Lowering::lower_node(const Node& node) {
     case OpKind::AvgPool2d:
     case OpKind::AdaptiveAvgPool2d:
     case OpKind::GlobalAvgPool: {
-      gen::Pool2dSpec spec;
-      spec.input_shape = g_.tensor(node.inputs[0]).shape;
-      spec.output_shape = out_shape;
-      spec.epilogue = epilogue(node);
-      double window = 1;
-      if (node.op == OpKind::MaxPool2d || node.op == OpKind::AvgPool2d) {
-        const auto& a = node.attr<Pool2dAttrs>();
-        spec.kind = node.op == OpKind::MaxPool2d ? gen::Pool2dSpec::Kind::kMax : gen::Pool2dSpec::Kind::kAverage;
-        spec.kernel = a.kernel;
-        spec.stride = a.stride;
-        spec.pad = a.pad;
-        spec.dilation = a.dilation;
-        spec.count_include_pad = a.count_include_pad;
-        window = a.kernel[0] * a.kernel[1];
-      } else {
-        spec.kind = gen::Pool2dSpec::Kind::kAdaptiveAverage;
-        window = static_cast<double>(num_elements(spec.input_shape)) / out_elements;
-      }
+      const gen::Pool2dSpec spec = pool2d_spec(g_, node);
+      const double window = spec.kind == gen::Pool2dSpec::Kind::kAdaptiveAverage
+                                ? static_cast<double>(num_elements(spec.input_shape)) / out_elements
+                                : spec.kernel[0] * spec.kernel[1];
       args.push_back(ref(node.inputs[0]));
       epilogue_args(node, args);
       args.push_back(ref(out));

@@ -1,0 +1,66 @@
+// The backend of each fused group of a GPU library: a Halide CUDA kernel
+// (generators/conv2d_gpu.h, pool2d.h) or the CUDA stubs' own call (cuDNN for
+// convolutions, aotc's small kernels for the rest), the "cudnn" backend.
+//
+// Both backends read and write the same NCHW tensors in the same device arena,
+// so a change of backend between neighbours costs no transfer or layout
+// conversion: the plan over the chain is then each group's fastest candidate,
+// and its total the sum of the groups' times. Times come from the tuning cache
+// (measured on the GPU: bench/gpu's --tune-gpu) where it has both candidates
+// of a group, else from a roofline cost model of the target's GPU.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/lowered_model.h"
+#include "ir/graph.h"
+
+namespace aotc {
+
+struct TuningCache;
+
+enum class GpuBackend { kCudnn, kHalideCuda };
+
+// "cudnn", "halide-cuda" (the report's and the tuning cache's names).
+const char* gpu_backend_name(GpuBackend backend);
+
+struct GpuBackendOptions {
+  // "auto": each group's fastest; "halide": every group that has a Halide CUDA
+  // kernel runs it; "cudnn": none does (aotc --gpu-backends).
+  std::string mode = "auto";
+  int cuda_capability = 80;
+  const TuningCache* tuning = nullptr;
+};
+
+// The plan's predicted (or measured) time of one run, µs, for the choices made
+// and for both pure variants.
+struct GpuPlanTotals {
+  int groups = 0;       // nodes with a Halide CUDA candidate
+  int measured = 0;     // of which the tuning cache timed both candidates
+  double hybrid_us = 0;      // the choices made, over every layer
+  double all_halide_us = 0;  // every group with a Halide kernel on it, the rest as chosen
+  double all_cudnn_us = 0;   // no Halide kernel
+};
+
+struct GpuBackendPlan {
+  std::vector<GpuBackend> backend;   // per node of the graph
+  std::vector<ChoiceRecord> choices;  // per node with two candidates, in execution order
+  GpuPlanTotals totals;
+};
+
+// Whether `node` has a Halide CUDA kernel: convolutions (dense, grouped,
+// depthwise) and pooling (max, average, adaptive and global average).
+bool has_halide_cuda_kernel(const Node& node);
+
+// Predicted time of `node` on `backend`, µs: one launch plus the larger of its
+// arithmetic at the backend's efficiency and its memory traffic, on the GPU of
+// `cuda_capability` (a cuDNN convolution whose epilogue it cannot fuse pays a
+// second, elementwise kernel).
+double predict_gpu_us(const Graph& g, const Node& node, GpuBackend backend, int cuda_capability);
+
+// Throws UserError(kUsage) for an unknown mode.
+GpuBackendPlan choose_gpu_backends(const Graph& g, const GpuBackendOptions& options);
+
+}  // namespace aotc

@@ -1,0 +1,29 @@
+// 2-D convolution (dense, grouped, depthwise) with a fused epilogue for a CUDA
+// target: the same semantics and spec as conv2d.h, but weights in PyTorch's
+// own layout [O, C/groups, KH, KW] (the row-major constants the GPU backend
+// uploads; no packing) and a GPU schedule:
+//  - dense and grouped: a thread computes kGpuChannelTile output channels of
+//    one output pixel in registers (each input value it loads feeds them all;
+//    the weights it reads are the same for every thread of a warp, so they are
+//    broadcast), blocks of up to 128 consecutive pixels of kGpuChannelTile channels;
+//  - depthwise (groups == C == O): a thread computes kGpuDepthwiseRows rows of
+//    one output column, neighbouring threads neighbouring columns (coalesced
+//    reads), blocks of 32 x 4 threads.
+// Windows that reach outside the input read zeros through a bounds check.
+// Kernel inputs: (input [N,C,H,W], weights [O,C/groups,KH,KW], bias [O] if
+// has_bias, epilogue operands...); output [N,O,OH,OW].
+#pragma once
+
+#include "generators/conv2d.h"
+
+namespace aotc::gen {
+
+// Output channels per thread of the dense schedule.
+constexpr int kGpuChannelTile = 8;
+// Output rows per thread of the depthwise schedule.
+constexpr int kGpuDepthwiseRows = 4;
+
+// Throws std::invalid_argument unless `target` has the CUDA feature.
+Kernel conv2d_gpu(const Conv2dSpec& spec, const Halide::Target& target);
+
+}  // namespace aotc::gen

@@ -1,0 +1,94 @@
+// Tests of the backend choice of GPU libraries (backends/cuda_stubs/choose_gpu_backends.h):
+// which groups have a Halide CUDA kernel, the cost model's choice, the tuning cache
+// overriding it, the forced pure variants, and the plan's totals.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "backends/cuda_stubs/choose_gpu_backends.h"
+#include "backends/halide/candidates.h"
+#include "ir/parser.h"
+#include "support/error.h"
+#include "tune/tuning_cache.h"
+
+namespace aotc {
+namespace {
+
+// %a: a dense 3x3 conv + bias + relu (64 -> 64 at 56x56, 231 MFLOP); %d: a depthwise 3x3
+// conv + bias + clamp on it; %y: a 2x2 max pool; %z: relu (no Halide kernel).
+Graph chain() {
+  return parse_graph(R"(graph g {
+  input %x: f32[1,64,56,56]
+  const %w1: f32[64,64,3,3] = random(1)
+  const %b1: f32[64] = random(2)
+  const %w2: f32[64,1,3,3] = random(3)
+  const %b2: f32[64] = random(4)
+  %a = conv2d(%x, %w1, %b1) {stride=[1,1], pad=[1,1,1,1], dilation=[1,1], groups=1} epilogue[relu]: f32[1,64,56,56]
+  %d = conv2d(%a, %w2, %b2) {stride=[1,1], pad=[1,1,1,1], dilation=[1,1], groups=64} epilogue[clamp{min=0, max=6}]: f32[1,64,56,56]
+  %y = max_pool2d(%d) {kernel=[2,2], stride=[2,2], pad=[0,0,0,0], dilation=[1,1]}: f32[1,64,28,28]
+  %z = relu(%y): f32[1,64,28,28]
+  output %z
+}
+)",
+                     "chain.air");
+}
+
+std::vector<GpuBackend> backends(const GpuBackendPlan& plan) { return plan.backend; }
+
+TEST(GpuBackends, HalideKernelsForConvolutionsAndPooling) {
+  const Graph g = chain();
+  EXPECT_TRUE(has_halide_cuda_kernel(g.nodes[0]));
+  EXPECT_TRUE(has_halide_cuda_kernel(g.nodes[1]));
+  EXPECT_TRUE(has_halide_cuda_kernel(g.nodes[2]));
+  EXPECT_FALSE(has_halide_cuda_kernel(g.nodes[3]));
+}
+
+TEST(GpuBackends, CostModelKeepsDenseConvsOnCudnnAndGivesDepthwiseToHalide) {
+  const Graph g = chain();
+  const GpuBackendPlan plan = choose_gpu_backends(g, {.mode = "auto", .cuda_capability = 80});
+  EXPECT_EQ(backends(plan), (std::vector<GpuBackend>{GpuBackend::kCudnn, GpuBackend::kHalideCuda, GpuBackend::kCudnn,
+                                                     GpuBackend::kCudnn}));
+  ASSERT_EQ(plan.choices.size(), 3u);
+  EXPECT_EQ(plan.choices[0].node, "a");
+  EXPECT_EQ(plan.choices[0].by, "cost model");
+  EXPECT_EQ(plan.choices[1].chosen, "halide-cuda");
+  // The dense conv's arithmetic dominates: cuDNN's predicted time is well under Halide's.
+  EXPECT_LT(predict_gpu_us(g, g.nodes[0], GpuBackend::kCudnn, 80) * 2,
+            predict_gpu_us(g, g.nodes[0], GpuBackend::kHalideCuda, 80));
+  // A faster GPU predicts less time for the same layer.
+  EXPECT_LT(predict_gpu_us(g, g.nodes[0], GpuBackend::kCudnn, 90), predict_gpu_us(g, g.nodes[0], GpuBackend::kCudnn, 80));
+  // The hybrid is no slower than either pure variant, and faster than both here.
+  EXPECT_EQ(plan.totals.groups, 3);
+  EXPECT_EQ(plan.totals.measured, 0);
+  EXPECT_LT(plan.totals.hybrid_us, plan.totals.all_halide_us);
+  EXPECT_LT(plan.totals.hybrid_us, plan.totals.all_cudnn_us);
+}
+
+TEST(GpuBackends, TuningCacheOverridesTheCostModel) {
+  const Graph g = chain();
+  TuningCache cache;
+  cache.times_us[node_description(g, g.nodes[0])] = {{"cudnn", 30.0}, {"halide-cuda", 12.0}};
+  cache.times_us[node_description(g, g.nodes[1])] = {{"cudnn", 5.0}};  // one backend only: not measured
+  const GpuBackendPlan plan = choose_gpu_backends(g, {.mode = "auto", .cuda_capability = 80, .tuning = &cache});
+  EXPECT_EQ(plan.backend[0], GpuBackend::kHalideCuda);
+  EXPECT_EQ(plan.choices[0].by, "tuning cache");
+  EXPECT_DOUBLE_EQ(plan.choices[0].candidates[1].measured_us, 12.0);
+  EXPECT_EQ(plan.choices[1].by, "cost model");
+  EXPECT_EQ(plan.totals.measured, 1);
+}
+
+TEST(GpuBackends, PureVariantsAreForced) {
+  const Graph g = chain();
+  const GpuBackendPlan halide = choose_gpu_backends(g, {.mode = "halide"});
+  EXPECT_EQ(backends(halide), (std::vector<GpuBackend>{GpuBackend::kHalideCuda, GpuBackend::kHalideCuda,
+                                                       GpuBackend::kHalideCuda, GpuBackend::kCudnn}));
+  EXPECT_EQ(halide.choices[0].by, "--gpu-backends=halide");
+  EXPECT_DOUBLE_EQ(halide.totals.hybrid_us, halide.totals.all_halide_us);
+  const GpuBackendPlan cudnn = choose_gpu_backends(g, {.mode = "cudnn"});
+  for (GpuBackend b : cudnn.backend) EXPECT_EQ(b, GpuBackend::kCudnn);
+  EXPECT_DOUBLE_EQ(cudnn.totals.hybrid_us, cudnn.totals.all_cudnn_us);
+  EXPECT_THROW(choose_gpu_backends(g, {.mode = "fastest"}), UserError);
+}
+
+}  // namespace
+}  // namespace aotc
