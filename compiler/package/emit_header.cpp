@@ -193,6 +193,12 @@ int FN_run(FN_gpu* model, aotc_context* context, const float* const* inputs, flo
 /* Runs from device pointers (no copies): enqueues the run on the model's stream and
  * returns; synchronise the stream before reading the outputs. */
 int FN_run_device(FN_gpu* model, aotc_context* context, const float* const* inputs, float* const* outputs);
+/* Times each layer alone on the GPU as a run replays it: the layer captured into a CUDA
+ * graph of its own and replayed `replays` times between two CUDA events, over the given
+ * device tensors; reports the mean microseconds per replay through context->timing
+ * (required), in execution order. For tuning (bench/gpu writes a tuning cache from it). */
+int FN_profile_layers(FN_gpu* model, aotc_context* context, const float* const* inputs, float* const* outputs,
+                      int replays);
 /* Frees the device arena and cuDNN's handle. NULL is ignored. */
 void FN_destroy(FN_gpu* model);
 )";

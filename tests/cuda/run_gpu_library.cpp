@@ -16,10 +16,9 @@
 // no driver), also through the header's C++ class, and checks the API's argument errors on
 // the way. With --time it times RUNS
 // runs from device pointers (bench/gpu) after as many warm-up runs, each between two CUDA
-// events on the model's own stream, and prints "median_ms M min_ms L"; then RUNS runs
-// layer by layer and a line "layer NAME MEDIAN_US" per layer (the library's timing
-// callback: host time between two stream synchronisations, so a few µs of
-// synchronisation are in each, alike for every backend).
+// events on the model's own stream, and prints "median_ms M min_ms L"; then a line
+// "layer NAME US" per layer: its time on the GPU alone (the library's profile_layers,
+// RUNS replays of the layer as a CUDA graph of its own).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -27,8 +26,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <string>
 #include <vector>
 
 #include "aotc_model.h"
@@ -109,33 +106,15 @@ int time_runs(GPU* model, cudaStream_t stream, aotc_context* context, const floa
   return 0;
 }
 
-// The median time of each layer over `runs` layer-by-layer runs, in execution order.
-int time_layers(GPU* model, aotc_context* context, const float* const* inputs, float* const* outputs, int runs) {
-  struct Samples {
-    std::vector<std::string> names;
-    std::map<std::string, std::vector<double>> us;
-  } samples;
-  context->timing = [](void* user, const char* layer, double us) {
-    auto* s = static_cast<Samples*>(user);
-    auto [it, added] = s->us.try_emplace(layer);
-    if (added) s->names.push_back(layer);
-    it->second.push_back(us);
-  };
-  context->timing_user_data = &samples;
-  for (int i = 0; i < runs; ++i) {
-    const int status = AOTC_FN(AOTC_MODEL, _run_device)(model, context, inputs, outputs);
-    if (status != AOTC_OK) {
-      std::fprintf(stderr, "run_device, layer by layer: %s: %s\n", aotc_status_message(status), context->error);
-      return 1;
-    }
-  }
+// Each layer's time on the GPU (the library's profile_layers: the layer alone as a CUDA
+// graph, replayed `replays` times), in execution order.
+int profile_layers(GPU* model, aotc_context* context, const float* const* inputs, float* const* outputs, int replays) {
+  context->timing = [](void*, const char* layer, double us) { std::printf("layer %s %.3f\n", layer, us); };
+  const int status = AOTC_FN(AOTC_MODEL, _profile_layers)(model, context, inputs, outputs, replays);
   context->timing = nullptr;
-  for (const std::string& name : samples.names) {
-    std::vector<double>& us = samples.us[name];
-    std::sort(us.begin(), us.end());
-    std::printf("layer %s %.2f\n", name.c_str(), us[us.size() / 2]);
-  }
-  return 0;
+  if (status == AOTC_OK) return 0;
+  std::fprintf(stderr, "profile_layers: %s: %s\n", aotc_status_message(status), context->error);
+  return 1;
 }
 
 }  // namespace
@@ -233,7 +212,7 @@ int main(int argc, char** argv) {
   }
   context.timing = nullptr;
   if (timing && (time_runs(model, stream, &context, const_device_in.data(), device_out.data(), runs) != 0 ||
-                 time_layers(model, &context, const_device_in.data(), device_out.data(), runs) != 0))
+                 profile_layers(model, &context, const_device_in.data(), device_out.data(), runs) != 0))
     return 1;
   for (float* p : device_in) cudaFree(p);
   for (float* p : device_out) cudaFree(p);
