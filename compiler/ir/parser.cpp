@@ -215,7 +215,7 @@ class Parser {
     expect(':');
     Shape shape = type();
     const auto count = static_cast<size_t>(num_elements(shape));
-    if (!try_consume('=')) error("constant '%" + name + "' needs data: = [...], = splat(v) or = random(seed)");
+    if (!try_consume('=')) error("constant '%" + name + "' needs data: = [...], = splat(v) or = random(seed[, scale])");
     std::vector<float> data;
     skip_space();
     if (peek() == '[') {
@@ -230,7 +230,9 @@ class Parser {
         data.assign(count, static_cast<float>(number()));
       } else if (fn == "random") {
         std::mt19937 rng(static_cast<uint32_t>(integer()));
-        std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+        // random(seed, scale): uniform in [-scale, scale) (weights scaled by their fan-in).
+        const float scale = try_consume(',') ? static_cast<float>(number()) : 1.0f;
+        std::uniform_real_distribution<float> uniform(-scale, scale);
         data.resize(count);
         for (float& v : data) v = uniform(rng);
       } else {

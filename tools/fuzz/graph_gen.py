@@ -18,12 +18,12 @@ import random
 
 
 class Tensor:
-    """A graph input, a constant (values: a list, or `random(seed)`) or a node's result."""
+    """A graph input, a constant (values: a list, or `random(seed[, scale])`) or a node's result."""
 
     def __init__(self, name, shape, values=None):
         self.name = name
         self.shape = list(shape)
-        self.values = values  # None: input or computed; a list of floats, or ("random", seed), ("splat", v)
+        self.values = values  # None: input or computed; a list of floats, or ("random", "seed[, scale]"), ("splat", v)
 
     @property
     def is_constant(self):
@@ -161,8 +161,11 @@ class Generator:
     def choice(self, items, weights=None):
         return self.rng.choices(items, weights=weights)[0] if weights else self.rng.choice(items)
 
-    def constant(self, shape, kind="random"):
-        """A constant operand: uniform [-1, 1) weights, or small explicit vectors."""
+    def constant(self, shape, kind="random", fan_in=None):
+        """A constant operand: uniform [-1, 1) values, weights uniform in +-1/sqrt(fan_in)
+        (so that a layer's sums stay near its inputs' scale, as trained weights keep them:
+        with [-1, 1) weights, sums in the thousands lost more to fp32 rounding than the
+        oracle's tolerance of a squashed output allows), or small explicit vectors."""
         name = self.fresh("c")
         if kind == "positive":  # batch-norm variances
             values = [round(self.rng.uniform(0.2, 2.0), 4) for _ in range(num_elements(shape))]
@@ -170,7 +173,8 @@ class Generator:
             values = [round(self.rng.uniform(-2.0, 2.0), 4) for _ in range(num_elements(shape))]
         else:
             self.next_constant_seed += 1
-            values = ("random", self.next_constant_seed % (2**31))
+            seed = self.next_constant_seed % (2**31)
+            values = ("random", seed if fan_in is None else f"{seed}, {1 / math.sqrt(fan_in):.6g}")
         return self.g.add(Tensor(name, shape, values))
 
     def add_input(self, shape):
@@ -262,7 +266,7 @@ class Generator:
         ow = window_extent(w, kw, stride[1], pad[1], pad[3], dilation[1])
         if oh < 1 or ow < 1 or n * o * oh * ow > MAX_ELEMENTS:
             return None
-        inputs = [x, self.constant([o, c // groups, kh, kw])]
+        inputs = [x, self.constant([o, c // groups, kh, kw], fan_in=c // groups * kh * kw)]
         if self.rng.random() < 0.7:
             inputs.append(self.constant([o], "vector"))
         attrs = (f"{{stride={self.ints(stride)}, pad={self.ints(pad)}, dilation={self.ints(dilation)}, "
@@ -282,7 +286,7 @@ class Generator:
         out_shape = [n, o, h + pad[0] + pad[2] - 2, w + pad[1] + pad[3] - 2]
         if num_elements(out_shape) > MAX_ELEMENTS:
             return None
-        inputs = [x, self.constant([o, c, 3, 3])]
+        inputs = [x, self.constant([o, c, 3, 3], fan_in=c * 9)]
         if self.rng.random() < 0.7:
             inputs.append(self.constant([o], "vector"))
         attrs = f"{{pad={self.ints(pad)}}}"
@@ -302,7 +306,7 @@ class Generator:
         ow = (w - 1) * stride[1] + kw - pad[1] - pad[3]
         if oh < 1 or ow < 1 or n * o * oh * ow > MAX_ELEMENTS:
             return None
-        inputs = [x, self.constant([c, o, kh, kw])]
+        inputs = [x, self.constant([c, o, kh, kw], fan_in=c * kh * kw)]
         if self.rng.random() < 0.6:
             inputs.append(self.constant([o], "vector"))
         out_shape = [n, o, oh, ow]
@@ -415,7 +419,7 @@ class Generator:
         shape = self.g.shape(x)
         k = num_elements(shape) // shape[0]
         m = self.choice([1, 3, 10, 16, 17, 33, 64])
-        inputs = [x, self.constant([m, k])]
+        inputs = [x, self.constant([m, k], fan_in=k)]
         if self.rng.random() < 0.7:
             inputs.append(self.constant([m], "vector"))
         out = [shape[0], m]
