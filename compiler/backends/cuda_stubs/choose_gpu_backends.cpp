@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "backends/halide/candidates.h"
 #include "support/error.h"
@@ -95,7 +96,7 @@ double predict_gpu_us(const Graph& g, const Node& node, GpuBackend backend, int 
       }
     }
   } else {
-    flops = static_cast<double>(num_elements(g.tensor(node.inputs[0]).shape));  // each input read once or so
+    flops = static_cast<double>(num_elements(g.tensor(node.inputs[0]).shape));  // pooling: about one op per input
   }
   const double seconds = std::max(flops / (device.flops_per_s * efficiency), bytes / device.bytes_per_s);
   return launches * kLaunchUs + seconds * 1e6;

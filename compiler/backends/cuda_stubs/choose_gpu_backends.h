@@ -34,14 +34,16 @@ struct GpuBackendOptions {
   const TuningCache* tuning = nullptr;
 };
 
-// The plan's predicted (or measured) time of one run, µs, for the choices made
-// and for both pure variants.
+// The plan's time of one run, µs, summed over the groups with both backends
+// (measured where the tuning cache times both, else predicted), for the
+// choices made and for both pure variants; every other layer runs the stubs'
+// kernel in all three.
 struct GpuPlanTotals {
-  int groups = 0;       // nodes with a Halide CUDA candidate
-  int measured = 0;     // of which the tuning cache timed both candidates
-  double hybrid_us = 0;      // the choices made, over every layer
-  double all_halide_us = 0;  // every group with a Halide kernel on it, the rest as chosen
-  double all_cudnn_us = 0;   // no Halide kernel
+  int groups = 0;    // nodes with a Halide CUDA candidate
+  int measured = 0;  // of which the tuning cache timed both candidates
+  double hybrid_us = 0;      // the choices made
+  double all_halide_us = 0;  // every such group on its Halide kernel
+  double all_cudnn_us = 0;   // every such group on the stubs' call
 };
 
 struct GpuBackendPlan {

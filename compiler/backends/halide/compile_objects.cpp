@@ -28,8 +28,8 @@ std::string object_path(const std::string& dir, const std::string& function) { r
 std::string meta_path(const std::string& dir, const std::string& function) { return dir + "/" + function + ".meta"; }
 
 // The body of one worker process; returns its exit status.
-int compile_share(const std::vector<KernelSource>& kernels, const std::string& target, const std::string& dir, int worker, int jobs,
-                  bool runtime, std::ostream* progress) {
+int compile_share(const std::vector<KernelSource>& kernels, const std::string& target, const std::string& dir,
+                  int worker, int jobs, bool runtime, std::ostream* progress) {
   try {
     for (size_t k = static_cast<size_t>(worker); k < kernels.size(); k += static_cast<size_t>(jobs)) {
       const KernelSource& kernel = kernels[k];
