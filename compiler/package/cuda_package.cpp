@@ -6,13 +6,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <map>
 #include <filesystem>
 #include <sstream>
 
 #include "package/embedded_cuda_runtime.h"
 #include "package/package_files.h"
+#include "package/report.h"
 #include "support/error.h"
 #include "support/names.h"
 
@@ -31,8 +31,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-nlohmann::ordered_json time_or_null(double us) { return std::isnan(us) ? nlohmann::ordered_json() : nlohmann::ordered_json(us); }
-
 std::string cuda_report_json(const CudaStubModel& model, const CompiledObjects& halide, const std::string& target,
                              const std::string& producer, int64_t library_bytes, double compile_seconds) {
   std::map<std::string, const ChoiceRecord*> choice_of;
@@ -45,12 +43,8 @@ std::string cuda_report_json(const CudaStubModel& model, const CompiledObjects& 
     if (l.halide_kernel >= 0 && static_cast<size_t>(l.halide_kernel) < halide.schedules.size())
       layer["schedule"] = halide.schedules[static_cast<size_t>(l.halide_kernel)];
     if (auto it = choice_of.find(l.name); it != choice_of.end()) {
-      nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
-      for (const ChoiceRecord::Option& o : it->second->candidates)
-        candidates.push_back({{"backend", o.name},
-                              {"predicted_us", time_or_null(o.predicted_us)},
-                              {"measured_us", time_or_null(o.measured_us)}});
-      layer["choice"] = {{"by", it->second->by}, {"key", it->second->description}, {"candidates", candidates}};
+      layer["choice"] = {
+          {"by", it->second->by}, {"key", it->second->description}, {"candidates", candidates_json(*it->second, "backend")}};
     }
     layers.push_back(layer);
     flops += l.flops;

@@ -11,6 +11,14 @@
 
 namespace aotc {
 
+nlohmann::ordered_json candidates_json(const ChoiceRecord& choice, const char* name_key) {
+  auto us = [](double t) { return std::isfinite(t) ? nlohmann::ordered_json(t) : nlohmann::ordered_json(nullptr); };
+  nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
+  for (const ChoiceRecord::Option& o : choice.candidates)
+    candidates.push_back({{name_key, o.name}, {"measured_us", us(o.measured_us)}, {"predicted_us", us(o.predicted_us)}});
+  return candidates;
+}
+
 std::string report_json(const LoweredModel& model, const CompiledObjects& objects, const ReportTotals& totals) {
   nlohmann::ordered_json layers = nlohmann::ordered_json::array();
   for (const KernelCall& call : model.calls) {
@@ -31,12 +39,6 @@ std::string report_json(const LoweredModel& model, const CompiledObjects& object
   }
   nlohmann::ordered_json choices = nlohmann::ordered_json::array();
   for (const ChoiceRecord& c : model.choices) {
-    nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
-    for (const ChoiceRecord::Option& o : c.candidates) {
-      // null where there is no time
-      auto us = [](double t) { return std::isfinite(t) ? nlohmann::ordered_json(t) : nlohmann::ordered_json(nullptr); };
-      candidates.push_back({{"name", o.name}, {"measured_us", us(o.measured_us)}, {"predicted_us", us(o.predicted_us)}});
-    }
     choices.push_back({{"node", c.node},
                        {"kernel", c.description},
                        {"chosen", c.chosen},
@@ -44,7 +46,7 @@ std::string report_json(const LoweredModel& model, const CompiledObjects& object
                        {"rules", c.rules},
                        {"fastest_alone", c.fastest_alone},
                        {"conversions", c.conversions},
-                       {"candidates", candidates}});
+                       {"candidates", candidates_json(c, "name")}});
   }
   const PlanTotals& p = model.plan;
   const nlohmann::ordered_json plan = {{"groups", p.groups},

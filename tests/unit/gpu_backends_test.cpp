@@ -33,8 +33,6 @@ Graph chain() {
                      "chain.air");
 }
 
-std::vector<GpuBackend> backends(const GpuBackendPlan& plan) { return plan.backend; }
-
 TEST(GpuBackends, HalideKernelsForConvolutionsAndPooling) {
   const Graph g = chain();
   EXPECT_TRUE(has_halide_cuda_kernel(g.nodes[0]));
@@ -46,7 +44,7 @@ TEST(GpuBackends, HalideKernelsForConvolutionsAndPooling) {
 TEST(GpuBackends, CostModelKeepsDenseConvsOnCudnnAndGivesDepthwiseToHalide) {
   const Graph g = chain();
   const GpuBackendPlan plan = choose_gpu_backends(g, {.mode = "auto", .cuda_capability = 80});
-  EXPECT_EQ(backends(plan), (std::vector<GpuBackend>{GpuBackend::kCudnn, GpuBackend::kHalideCuda, GpuBackend::kCudnn,
+  EXPECT_EQ(plan.backend, (std::vector<GpuBackend>{GpuBackend::kCudnn, GpuBackend::kHalideCuda, GpuBackend::kCudnn,
                                                      GpuBackend::kCudnn}));
   ASSERT_EQ(plan.choices.size(), 3u);
   EXPECT_EQ(plan.choices[0].node, "a");
@@ -80,7 +78,7 @@ TEST(GpuBackends, TuningCacheOverridesTheCostModel) {
 TEST(GpuBackends, PureVariantsAreForced) {
   const Graph g = chain();
   const GpuBackendPlan halide = choose_gpu_backends(g, {.mode = "halide"});
-  EXPECT_EQ(backends(halide), (std::vector<GpuBackend>{GpuBackend::kHalideCuda, GpuBackend::kHalideCuda,
+  EXPECT_EQ(halide.backend, (std::vector<GpuBackend>{GpuBackend::kHalideCuda, GpuBackend::kHalideCuda,
                                                        GpuBackend::kHalideCuda, GpuBackend::kCudnn}));
   EXPECT_EQ(halide.choices[0].by, "--gpu-backends=halide");
   EXPECT_DOUBLE_EQ(halide.totals.hybrid_us, halide.totals.all_halide_us);

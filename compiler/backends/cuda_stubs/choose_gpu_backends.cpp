@@ -49,14 +49,20 @@ const GpuDevice& device_for(int capability) {
 
 double bytes_of(const Graph& g, TensorId id) { return 4.0 * static_cast<double>(num_elements(g.tensor(id).shape)); }
 
-// cuDNN's fused call takes bias + relu, or bias + add + relu (lower_cuda_stubs.cpp's fusable_residual).
-bool cudnn_fuses_epilogue(const Node& node) {
+}  // namespace
+
+bool cudnn_fuses_epilogue(const Graph& g, const Node& node) {
   const std::vector<PostOp>& e = node.epilogue;
   if (node.op_operand_count() != 3 || e.empty() || e.size() > 2 || e.back().kind != PostOpKind::kRelu) return false;
-  return e.size() == 1 || e[0].kind == PostOpKind::kAdd;
+  if (e.size() == 1) return true;
+  return e[0].kind == PostOpKind::kAdd &&
+         g.tensor(node.post_op_operands(e[0])[0]).shape == g.tensor(node.outputs[0]).shape;
 }
 
-}  // namespace
+double conv2d_flops(const Graph& g, const Node& node) {
+  const Shape& w = g.tensor(node.inputs[1]).shape;  // [O, C/groups, KH, KW]
+  return 2 * static_cast<double>(num_elements(g.tensor(node.outputs[0]).shape)) * static_cast<double>(w[1] * w[2] * w[3]);
+}
 
 const char* gpu_backend_name(GpuBackend backend) {
   return backend == GpuBackend::kHalideCuda ? "halide-cuda" : "cudnn";
@@ -79,18 +85,16 @@ double predict_gpu_us(const Graph& g, const Node& node, GpuBackend backend, int 
   for (TensorId in : node.inputs) bytes += bytes_of(g, in);
   const double out_bytes = bytes_of(g, node.outputs[0]);
   bytes += out_bytes;
-  const double out_elements = out_bytes / 4;
   double flops = 0, efficiency = kPoolEfficiency, launches = 1;
   if (node.op == OpKind::Conv2d) {
-    const Shape& w = g.tensor(node.inputs[1]).shape;  // [O, C/groups, KH, KW]
-    flops = 2 * out_elements * static_cast<double>(w[1] * w[2] * w[3]);
+    flops = conv2d_flops(g, node);
     const bool grouped = node.attr<Conv2dAttrs>().groups > 1;
     if (backend == GpuBackend::kHalideCuda) {
       efficiency = grouped ? kHalideDepthwiseEfficiency : kHalideDenseEfficiency;
     } else {
       efficiency = grouped ? kCudnnGroupedEfficiency : kCudnnDenseEfficiency;
       // An epilogue cuDNN cannot fuse is a second kernel over the output.
-      if (!cudnn_fuses_epilogue(node) && (node.op_operand_count() == 3 || !node.epilogue.empty())) {
+      if (!cudnn_fuses_epilogue(g, node) && (node.op_operand_count() == 3 || !node.epilogue.empty())) {
         launches = 2;
         bytes += 2 * out_bytes;
       }

@@ -56,6 +56,14 @@ struct GpuBackendPlan {
 // depthwise) and pooling (max, average, adaptive and global average).
 bool has_halide_cuda_kernel(const Node& node);
 
+// Whether the stubs run conv2d `node` as one cuDNN fused call: bias then relu,
+// or bias, add of a tensor of the output's shape, then relu (cuDNN fuses
+// nothing else; the stubs run any other epilogue as a second kernel).
+bool cudnn_fuses_epilogue(const Graph& g, const Node& node);
+
+// Floating-point operations of conv2d `node`: 2 per multiply-add.
+double conv2d_flops(const Graph& g, const Node& node);
+
 // Predicted time of `node` on `backend`, µs: one launch plus the larger of its
 // arithmetic at the backend's efficiency and its memory traffic, on the GPU of
 // `cuda_capability` (a cuDNN convolution whose epilogue it cannot fuse pays a

@@ -253,14 +253,9 @@ class Emitter {
 // "nullptr"). Nothing for any other epilogue: cuDNN fuses only relu (and identity,
 // with one algorithm alone).
 std::optional<std::string> Emitter::fusable_residual(const Node& node) {
-  const std::vector<PostOp>& e = node.epilogue;
-  if (node.op_operand_count() != 3 || e.empty() || e.size() > 2 || e.back().kind != PostOpKind::kRelu)
-    return std::nullopt;
-  if (e.size() == 1) return std::string("nullptr");
-  if (e[0].kind != PostOpKind::kAdd) return std::nullopt;
-  const TensorId z = node.post_op_operands(e[0])[0];
-  if (g_.tensor(z).shape != g_.tensor(node.outputs[0]).shape) return std::nullopt;
-  return pointer(z);
+  if (!cudnn_fuses_epilogue(g_, node)) return std::nullopt;
+  if (node.epilogue.size() == 1) return std::string("nullptr");
+  return pointer(node.post_op_operands(node.epilogue[0])[0]);
 }
 
 void Emitter::emit_conv(const Node& node) {
@@ -323,8 +318,7 @@ void Emitter::emit_cudnn_conv(const Node& node, const CudnnConv& c, const std::s
                     ", {}}");
   if (!first.empty() || !node.epilogue.empty()) call += " + elementwise kernel";
   body << epilogue_after(node, first);
-  const double macs = static_cast<double>(num_elements(y)) * static_cast<double>(c.c / c.groups * c.kh * c.kw);
-  add_layer(layer, ops_text(node), call, 2 * macs, body.str());
+  add_layer(layer, ops_text(node), call, conv2d_flops(g_, node), body.str());
 }
 
 // Inputs the memory plan already placed in their slice of the output cost
@@ -362,14 +356,12 @@ void Emitter::emit_concat(const Node& node) {
 // then its output.
 void Emitter::emit_halide(const Node& node) {
   const TensorId out = node.outputs[0];
-  const Shape& y = g_.tensor(out).shape;
-  const auto out_elements = static_cast<double>(num_elements(y));
   std::function<gen::Kernel(const Halide::Target&)> build;
   double flops = 0;
   if (node.op == OpKind::Conv2d) {
     const gen::Conv2dSpec spec = conv2d_spec(g_, node);
     build = [spec](const Halide::Target& t) { return gen::conv2d_gpu(spec, t); };
-    flops = 2 * out_elements * static_cast<double>(spec.input_shape[1] / spec.groups * spec.kernel[0] * spec.kernel[1]);
+    flops = conv2d_flops(g_, node);
   } else {
     const gen::Pool2dSpec spec = pool2d_spec(g_, node);
     build = [spec](const Halide::Target& t) { return gen::pool2d(spec, t); };
