@@ -318,7 +318,10 @@ void Emitter::emit_cudnn_conv(const Node& node, const CudnnConv& c, const std::s
                     ", {}}");
   if (!first.empty() || !node.epilogue.empty()) call += " + elementwise kernel";
   body << epilogue_after(node, first);
-  add_layer(layer, ops_text(node), call, conv2d_flops(g_, node), body.str());
+  // From the cuDNN descriptor, not conv2d_flops: a linear layer comes here as a
+  // 1x1 conv whose weight is 2-D.
+  const double macs = static_cast<double>(num_elements(y)) * static_cast<double>(c.c / c.groups * c.kh * c.kw);
+  add_layer(layer, ops_text(node), call, 2 * macs, body.str());
 }
 
 // Inputs the memory plan already placed in their slice of the output cost
