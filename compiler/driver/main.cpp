@@ -16,18 +16,18 @@
 #include <sstream>
 #include <thread>
 
-#include "backends/cuda_stubs/choose_gpu_backends.h"
+#include "backends/backend.h"
 #include "backends/halide/group_plan.h"
 #include "backends/halide/halide_backend.h"
 #include "frontends/frontend.h"
 #include "ir/printer.h"
-#include "package/cuda_package.h"
 #include "package/package.h"
 #include "passes/pipeline.h"
 #include "plan/memory_plan.h"
 #include "reference/evaluator.h"
 #include "support/error.h"
 #include "tune/tune.h"
+#include "tune/tune_gpu.h"
 #include "tune/tuning_cache.h"
 
 namespace aotc {
@@ -61,13 +61,8 @@ struct Options {
             .tuning = tuning_cache_path.empty() && !tune ? nullptr : &tuning_cache,
             .target = target};
   }
-  // The memory plan the library of these options uses, with `groups` = plan_groups(g, lowering()).
-  MemoryPlan plan(const Graph& g, const GroupPlan& groups) const {
-    return plan_memory(g, 64, [&groups](const Graph& graph, const Node& node) {
-      return halide_scratch_bytes(groups, static_cast<size_t>(&node - graph.nodes.data()));
-    });
-  }
-  MemoryPlan plan(const Graph& g) const { return plan(g, plan_groups(g, lowering())); }
+  // The memory plan a CPU library of these options uses.
+  MemoryPlan plan(const Graph& g) const { return plan_halide_memory(g, plan_groups(g, lowering())); }
 };
 
 // `s` left-aligned in a column of `width` characters (at least one space after).
@@ -181,13 +176,24 @@ struct WorkDirectory {
   }
 };
 
+// "aotc 0.1.0 from resnet18.fb": what the header and report say made them.
+std::string producer(const Options& opt) {
+  return std::string("aotc ") + kVersion + " from " + std::filesystem::path(opt.model).filename().string();
+}
+
+// Worker processes compiling kernels: --jobs, else one per core.
+int jobs(const Options& opt) {
+  return opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 // --tuning-cache and --tune: reads the cache for the target if there is one;
 // with --tune, times what it lacks on this machine and writes it back.
 void prepare_tuning(const Graph& g, Options& opt) {
   if (opt.tune && opt.emit != "lib") fail(ExitCode::kUsage, "--tune needs --emit=lib");
   const std::string target = halide_target_string(opt.target);
-  if (opt.tune && target != halide_target_string("host"))
-    fail(ExitCode::kUsage, "--tune measures on this machine: it needs --target host, not ", target);
+  const bool gpu = cuda_capability(target) > 0;
+  if (opt.tune && !gpu && target != halide_target_string("host"))
+    fail(ExitCode::kUsage, "--tune measures on this machine: it needs --target host or a CUDA target, not ", target);
   if (opt.tune && opt.tuning_cache_path.empty()) {
     const std::filesystem::path out_dir = opt.output.empty() ? "." : opt.output;
     std::error_code ec;
@@ -200,7 +206,20 @@ void prepare_tuning(const Graph& g, Options& opt) {
   if (!opt.tune || std::filesystem::exists(opt.tuning_cache_path))
     opt.tuning_cache = read_tuning_cache(opt.tuning_cache_path, target, std::cerr);
   if (!opt.tune) return;
-  tune(g, opt.lowering(), target, opt.tuning_cache, std::cout);
+  if (gpu) {
+    const std::filesystem::path out_dir = opt.output.empty() ? "." : opt.output;
+    WorkDirectory work{out_dir / (".aotc-tune-" + g.name + "-" + std::to_string(getpid()))};
+    tune_gpu(g,
+             {.target = target,
+              .work_dir = work.path.string(),
+              .jobs = jobs(opt),
+              .sdk_header = sdk_header(),
+              .producer = producer(opt),
+              .log = &std::cout},
+             opt.tuning_cache);
+  } else {
+    tune(g, opt.lowering(), target, opt.tuning_cache, std::cout);
+  }
   write_file_atomically(opt.tuning_cache_path, tuning_cache_json(opt.tuning_cache));
   std::cout << "aotc: wrote " << opt.tuning_cache_path << "\n";
 }
@@ -216,54 +235,27 @@ void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::tim
   std::filesystem::create_directories(work.path, ec);
   if (ec) fail(ExitCode::kIo, work.path.string(), ": cannot create a work directory (", ec.message(), ")");
 
-  const std::string producer =
-      std::string("aotc ") + kVersion + " from " + std::filesystem::path(opt.model).filename().string();
-  if (const int capability = cuda_capability(target); capability > 0) {
-    if (opt.weights == "external") fail(ExitCode::kUnsupported, "--weights=external: GPU libraries embed their weights");
-    const GpuBackendPlan backends = choose_gpu_backends(
-        g, {.mode = opt.gpu_backends,
-            .cuda_capability = capability,
-            .tuning = opt.tuning_cache_path.empty() ? nullptr : &opt.tuning_cache});
-    const CudaStubModel model = lower_to_cuda_stubs(g, plan_cuda_stub_memory(g), backends);
-    std::cout << "aotc: emitting CUDA stubs for " << model.layers.size() << " layers of " << g.name << " (" << target
-              << ", sm_" << capability << "), " << model.halide_kernels.size() << " Halide CUDA kernels\n";
-    const int jobs = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    const CompiledObjects halide_objects =
-        model.halide_kernels.empty()
-            ? CompiledObjects{}
-            : compile_halide_objects(model.halide_kernels, target, work.path.string(), jobs, &std::cout);
-    CudaPackageOptions options;
-    options.out_dir = out_dir.string();
-    options.work_dir = work.path.string();
-    options.target = target;
-    options.cuda_capability = capability;
-    options.sdk_header = sdk_header();
-    options.producer = producer;
-    options.compile_seconds_so_far = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const PackageResult result = write_cuda_library(model, halide_objects, options);
-    std::cout << result.summary << "wrote " << result.library << ", " << result.header << ", " << result.report << "\n";
-    return;
-  }
-
-  const GroupPlan groups = plan_groups(g, opt.lowering());
-  const MemoryPlan plan = opt.plan(g, groups);
-  LoweredModel model = lower_to_halide(g, plan, groups);
-  const int jobs = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::cout << "aotc: compiling " << model.kernels.size() << " kernels for " << model.calls.size() << " layers of "
-            << g.name << " (" << target << ", " << jobs << " jobs)\n";
-  const CompiledObjects objects = compile_halide_objects(model.kernels, target, work.path.string(), jobs, &std::cout);
+  BackendOptions backend;
+  backend.target = target;
+  backend.work_dir = work.path.string();
+  backend.jobs = jobs(opt);
+  backend.progress = &std::cout;
+  backend.producer = producer(opt);
+  backend.tuning = opt.tuning_cache_path.empty() ? nullptr : &opt.tuning_cache;
+  backend.lowering = opt.lowering();
+  backend.cxx = opt.cxx.empty() ? default_runner_compiler(target) : opt.cxx;
+  backend.external_weights = opt.weights == "external";
+  backend.gpu_backends = opt.gpu_backends;
+  const LibraryParts parts = build_library_parts(g, backend);
 
   PackageOptions options;
   options.out_dir = out_dir.string();
   options.work_dir = work.path.string();
-  options.target = target;
-  options.cxx = opt.cxx.empty() ? default_runner_compiler(target) : opt.cxx;
+  options.assembler = backend.cxx;
   options.format = format;
-  options.external_weights = opt.weights == "external";
   options.sdk_header = sdk_header();
-  options.producer = producer;
   options.compile_seconds_so_far = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const PackageResult result = write_library(model, objects, options);
+  const PackageResult result = write_library(parts, options);
   std::cout << result.summary << "wrote " << result.library << ", " << result.header << ", " << result.report
             << (result.weights.empty() ? "" : ", " + result.weights) << "\n";
 }
@@ -297,19 +289,21 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"nchw", "auto"}));
   app.add_option("--weights", opt.weights,
                  "embedded: the weights are linked into the library; external: written to <name>.weights beside it "
-                 "and passed to each run (aotc_<name>_run_with_weights), e.g. mmapped from another partition "
+                 "and passed to each run (aotc_<name>_run_with_weights), e.g. mmapped from another partition; for "
+                 "a GPU library, passed to create (aotc_<name>_create_with_weights), which uploads them "
                  "(default: embedded)")
       ->check(CLI::IsMember({"embedded", "external"}));
   app.add_option("--gpu-backends", opt.gpu_backends,
                  "With a CUDA target: auto: each convolution and pooling group runs a Halide CUDA kernel or the "
-                 "CUDA stubs' call (cuDNN), whichever the tuning cache (measured: bench/gpu --tune-gpu) or the cost "
+                 "CUDA stubs' call (cuDNN), whichever the tuning cache (measured: --tune, or bench/gpu) or the cost "
                  "model says is faster; halide: every group that has a Halide CUDA kernel runs it; cudnn: none does "
                  "(default: auto)")
       ->check(CLI::IsMember({"auto", "halide", "cudnn"}));
   app.add_flag("--tune", opt.tune,
                "With --emit=lib: time every candidate implementation of each convolution on this machine (one "
                "thread, JIT, outputs checked against the reference evaluator), add the times to the tuning cache "
-               "and choose by them");
+               "and choose by them; with a CUDA target, time each group's Halide CUDA kernel and cuDNN call on "
+               "this machine's GPU (the all-Halide and all-cuDNN libraries' profile_layers)");
   app.add_option("--tuning-cache", opt.tuning_cache_path,
                  "With --emit=lib: the tuning cache to choose by (and, with --tune, to complete and rewrite; "
                  "default with --tune: <output>/<name>.tuning.json); one of another target or version is ignored");

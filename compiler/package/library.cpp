@@ -1,7 +1,7 @@
-// Builds lib<name>.a: the runner and the weights object (or, with external
-// weights, the file <name>.weights) compiled with the target's C++ compiler,
-// archived with the kernel and runtime objects. All files
-// are made in a work directory and moved into place only when all succeeded.
+// Builds lib<name>.a from a backend's parts (package.h): the weights object (or,
+// with external weights, the file <name>.weights) assembled with the target's
+// C++ compiler, archived with the backend's objects. All files are made in the
+// work directory and moved into place only when all succeeded.
 #include <elf.h>
 
 #include <chrono>
@@ -10,17 +10,10 @@
 #include <fstream>
 #include <iterator>
 
-#include "package/embedded_runtime.h"
 #include "package/package.h"
 #include "package/package_files.h"
-#include "support/names.h"
-#include "package/report.h"
-#include "package/weights_file.h"
 #include "support/error.h"
-
-#ifndef AOTC_HALIDE_INCLUDE_DIR
-#error "AOTC_HALIDE_INCLUDE_DIR must name the directory of HalideRuntime.h"
-#endif
+#include "support/names.h"
 
 namespace aotc {
 namespace {
@@ -84,66 +77,76 @@ void check_object_format(const std::string& path, const ElfObject& object, const
 
 }  // namespace
 
-PackageResult write_library(const LoweredModel& model, const CompiledObjects& objects, const PackageOptions& options) {
+PackageResult write_library(const LibraryParts& parts, const PackageOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  const std::string id = c_identifier(model.name);
   const fs::path work = options.work_dir;
   fs::create_directories(work / "aotc");
-
   fs::copy_file(options.sdk_header, work / "aotc" / "aotc.h", fs::copy_options::overwrite_existing);
-  write_text(work / (model.name + ".h"), model_header(model, options.producer, options.external_weights));
-  write_text(work / "runner.cpp", runner_source(model, options.external_weights));
-  write_text(work / "aotc_runtime.h", kRuntimeHeader);
+  write_text(work / (parts.name + ".h"), parts.header);
 
-  std::vector<std::string> members = objects.objects;
-  run_tool({options.cxx, "-std=c++17", "-O2", "-fPIC", "-fno-exceptions", "-fno-rtti", "-I", work.string(), "-I", AOTC_HALIDE_INCLUDE_DIR, "-c",
-            (work / "runner.cpp").string(), "-o", (work / "runner.o").string()},
-           "compiling the generated runner");
-  members.push_back((work / "runner.o").string());
-  const fs::path weights_file_path = work / (model.name + ".weights");
-  if (options.external_weights) {
-    write_text(weights_file_path, weights_file(model));
+  for (const auto& [file, text] : parts.includes) write_text(work / file, text);
+
+  std::vector<LibraryObject> objects = parts.objects;
+  std::vector<fs::path> shipped;
+  for (const GeneratedSource& source : parts.sources) {
+    const fs::path file = work / source.file;
+    const fs::path object = fs::path(file).replace_extension(".o");
+    write_text(file, source.text);
+    std::vector<std::string> command = source.compile;
+    command.insert(command.end(), {"-I", work.string(), "-c", file.string(), "-o", object.string()});
+    run_tool(command, source.what);
+    objects.push_back({object.string(), source.role});
+    if (source.shipped) shipped.push_back(file);
+  }
+  const bool external_weights = !parts.weights_file.empty();
+  if (external_weights) {
+    shipped.push_back(work / (parts.name + ".weights"));
+    write_text(shipped.back(), parts.weights_file);
   } else {
-    write_text(work / "weights.bin", std::string(model.weights.begin(), model.weights.end()));
-    write_text(work / "weights.S", weights_assembly("aotc_" + id + "_weights", (work / "weights.bin").string()));
-    run_tool({options.cxx, "-c", (work / "weights.S").string(), "-o", (work / "weights.o").string()},
+    write_text(work / "weights.bin", std::string(parts.weights.begin(), parts.weights.end()));
+    write_text(work / "weights.S",
+               weights_assembly("aotc_" + c_identifier(parts.name) + "_weights", (work / "weights.bin").string()));
+    run_tool({options.assembler, "-c", (work / "weights.S").string(), "-o", (work / "weights.o").string()},
              "assembling the weights");
-    members.push_back((work / "weights.o").string());
+    objects.push_back({(work / "weights.o").string(), ObjectRole::kKernel});
   }
 
-  // The footprint: image bytes of the kernels, the Halide runtime (the last of the
-  // backend's objects) and the runner; the weights are counted as their blob.
-  ReportTotals totals;
-  for (const std::string& member : members) {
-    const ElfObject object = read_elf_object(member);
-    check_object_format(member, object, options.format);
-    const bool runtime = member == objects.objects.back();
-    const bool runner = member == (work / "runner.o").string();
-    const bool weights = member == (work / "weights.o").string();
-    if (!weights) (runtime ? totals.runtime_code_bytes : runner ? totals.runner_code_bytes : totals.kernel_code_bytes) += object.image_bytes;
+  // The footprint: image bytes of the objects by role; the weights are counted as their blob.
+  PackageFacts facts;
+  for (const LibraryObject& member : objects) {
+    const ElfObject object = read_elf_object(member.path);
+    check_object_format(member.path, object, options.format);
+    if (member.path == (work / "weights.o").string()) continue;
+    (member.role == ObjectRole::kRuntime  ? facts.runtime_code_bytes
+     : member.role == ObjectRole::kRunner ? facts.runner_code_bytes
+                                          : facts.kernel_code_bytes) += object.image_bytes;
   }
-  totals.weights = options.external_weights ? "external" : "embedded";
 
-  const fs::path library = work / ("lib" + model.name + ".a");
-  std::vector<std::string> ar = {"ar", "rcs", library.string()};
-  ar.insert(ar.end(), members.begin(), members.end());
-  run_tool(ar, "archiving the library");
+  const fs::path library = work / ("lib" + parts.name + ".a");
+  if (parts.archives.empty()) {
+    std::vector<std::string> ar = {"ar", "rcs", library.string()};
+    for (const LibraryObject& member : objects) ar.push_back(member.path);
+    run_tool(ar, "archiving the library");
+  } else {
+    // An archive merged whole needs ar's MRI script (ADDLIB), so that apps link the library alone.
+    std::string script = "CREATE " + library.string() + "\n";
+    for (const LibraryObject& member : objects) script += "ADDMOD " + member.path + "\n";
+    for (const std::string& archive : parts.archives) script += "ADDLIB " + archive + "\n";
+    write_text(work / "archive.mri", script + "SAVE\nEND\n");
+    run_tool({"sh", "-c", "ar -M < '" + (work / "archive.mri").string() + "'"}, "archiving the library");
+  }
 
-  totals.producer = options.producer;
-  totals.target = options.target;
-  totals.library_bytes = static_cast<int64_t>(fs::file_size(library));
-  totals.compile_seconds = options.compile_seconds_so_far +
-                           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  write_text(work / (model.name + ".report.json"), report_json(model, objects, totals));
+  facts.library_bytes = static_cast<int64_t>(fs::file_size(library));
+  facts.compile_seconds = options.compile_seconds_so_far +
+                          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  write_text(work / (parts.name + ".report.json"), parts.report(facts));
 
   // Everything exists: move it into place.
   const fs::path out = options.out_dir;
-  std::vector<fs::path> extra;
-  if (options.external_weights) extra.push_back(weights_file_path);
-  PackageResult result = move_into_place(work, out, model.name, library, extra);
-  if (options.external_weights) result.weights = (out / weights_file_path.filename()).string();
-  result.library_bytes = totals.library_bytes;
-  result.summary = report_summary(model, objects, totals);
+  PackageResult result = move_into_place(work, out, parts.name, library, shipped);
+  if (external_weights) result.weights = (out / shipped.back().filename()).string();
+  result.library_bytes = facts.library_bytes;
+  result.summary = parts.summary(facts);
   return result;
 }
 

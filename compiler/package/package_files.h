@@ -1,4 +1,4 @@
-// File and tool helpers every packager uses (package.h, cuda_package.h).
+// File and tool helpers of the packager (package.h).
 #pragma once
 
 #include <filesystem>

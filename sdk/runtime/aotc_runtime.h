@@ -19,8 +19,8 @@
 //    a task, runs serially on its caller. If the app installed a custom
 //    do_par_for of its own, aotc leaves it in place.
 //
-//  - External weights (aotc --weights=external): the checks of a weights
-//    file's header against the library's model, and CRC-32 of its payload.
+// External weights (aotc --weights=external) are checked by aotc_weights.h,
+// which GPU libraries include too.
 //
 // Everything is `extern "C"` and weak, with a versioned prefix: the model
 // libraries linked into one app share one copy (one pool, one handler, one
@@ -41,6 +41,7 @@
 #include <cstring>
 
 #include "aotc/aotc.h"
+#include "aotc_weights.h"
 
 #define AOTC_RT_WEAK __attribute__((weak))
 
@@ -287,58 +288,6 @@ AOTC_RT_WEAK void aotc_rt1_set_num_threads(int threads) {
 AOTC_RT_WEAK void aotc_rt1_prepare_run(void) {
   aotc_rt1_install_error_handler();
   if (aotc_rt1_pool.install_state.load(std::memory_order_acquire) == 0) aotc_rt1_set_num_threads(0);
-}
-
-// ---- External weights ------------------------------------------------------------
-
-// CRC-32 (IEEE 802.3, reflected, as zlib's crc32), one table lookup per byte.
-struct aotc_rt1_crc32_table {
-  uint32_t entry[256];
-  constexpr aotc_rt1_crc32_table() : entry() {
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-      entry[i] = c;
-    }
-  }
-};
-static constexpr aotc_rt1_crc32_table aotc_rt1_crc32_entries{};
-
-AOTC_RT_WEAK uint32_t aotc_rt1_crc32(const uint8_t* data, uint64_t bytes) {
-  uint32_t c = 0xffffffffu;
-  for (uint64_t i = 0; i < bytes; ++i) c = aotc_rt1_crc32_entries.entry[(c ^ data[i]) & 0xffu] ^ (c >> 8);
-  return c ^ 0xffffffffu;
-}
-
-// A weights file's header against the model the library was compiled from (its
-// name as the header stores it, fingerprint and payload size), and its size. Reads
-// the header only.
-AOTC_RT_WEAK int aotc_rt1_check_weights_header(const void* weights, size_t weights_bytes, const char* model_name,
-                                               uint64_t fingerprint, uint64_t payload_bytes) {
-  if (weights == nullptr) return AOTC_ERROR_NULL_WEIGHTS;
-  if (reinterpret_cast<uintptr_t>(weights) % AOTC_ARENA_ALIGNMENT != 0) return AOTC_ERROR_MISALIGNED_WEIGHTS;
-  aotc_weights_header header;
-  if (weights_bytes < sizeof header) return AOTC_ERROR_WEIGHTS_TRUNCATED;
-  std::memcpy(&header, weights, sizeof header);
-  if (std::memcmp(header.magic, AOTC_WEIGHTS_MAGIC, sizeof header.magic) != 0) return AOTC_ERROR_WEIGHTS_CORRUPTED;
-  if (header.version != AOTC_WEIGHTS_VERSION) return AOTC_ERROR_WEIGHTS_WRONG_VERSION;
-  if (header.header_bytes != sizeof header) return AOTC_ERROR_WEIGHTS_CORRUPTED;
-  if (header.fingerprint != fingerprint || header.payload_bytes != payload_bytes ||
-      std::strncmp(header.model_name, model_name, sizeof header.model_name) != 0)
-    return AOTC_ERROR_WEIGHTS_WRONG_MODEL;
-  if (weights_bytes - sizeof header < payload_bytes) return AOTC_ERROR_WEIGHTS_TRUNCATED;
-  return AOTC_OK;
-}
-
-// The header checks, then the payload's CRC-32: once, when an app loads weights.
-AOTC_RT_WEAK int aotc_rt1_check_weights(const void* weights, size_t weights_bytes, const char* model_name,
-                                        uint64_t fingerprint, uint64_t payload_bytes) {
-  const int status = aotc_rt1_check_weights_header(weights, weights_bytes, model_name, fingerprint, payload_bytes);
-  if (status != AOTC_OK) return status;
-  aotc_weights_header header;
-  std::memcpy(&header, weights, sizeof header);
-  const uint32_t crc = aotc_rt1_crc32(static_cast<const uint8_t*>(weights) + sizeof header, payload_bytes);
-  return crc == header.payload_crc32 ? AOTC_OK : AOTC_ERROR_WEIGHTS_CORRUPTED;
 }
 
 }  // extern "C"

@@ -3,14 +3,18 @@
 
   gpu_models.py build --aotc AOTC --exporter EXPORTER --workdir DIR (--model NAME | --module F.py:C | --graph F)...
                 [--name NAME] [--size S] [--input-shape N,C,H,W] [--capability 80] [--weight-pool N]
-                [--gpu-backends auto[,halide,cudnn]] [--tuning-cache F]
+                [--gpu-backends auto[,halide,cudnn]] [--tuning-cache F] [--external-weights-variant]
       exports each model with random weights and PyTorch's output on a random input
       (aotc-export-torch --reference), or takes a model file (--graph: .tflite, .fb, .air)
       and the reference evaluator's output on a random input, compiles its GPU library, links
       tests/cuda/run_gpu_library.cpp against it, and leaves DIR/<model>/{run, input.bin,
       output.bin}, after checking that the report names a backend for every layer. With
       --weight-pool the weights repeat (aotc-export-torch says why), so that an xz archive
-      carries the programs to a lent GPU machine (bench/gpu/run-gpu-bench prepare).
+      carries the programs to a lent GPU machine (bench/gpu/run-gpu-bench prepare). With
+      --external-weights-variant, one more library, DIR/<model>-external, has the first
+      backend choice and aotc --weights=external: its program reads the library's weights
+      file (copied to weights.bin beside it) and, with --expect-unavailable, checks that
+      create refuses broken weights.
   gpu_models.py check --workdir DIR [--require-gpu]
       runs each DIR/<model>/run and compares each output with the reference (PyTorch's, or
       the reference evaluator's for --graph): the largest difference must be at most
@@ -73,32 +77,41 @@ def build(args):
                 export += ["--weight-pool", args.weight_pool]
             run(export)
         # The first backend choice builds in out; each other one in out-<choice>, same input and reference.
-        for i, backends in enumerate(args.gpu_backends.split(",")):
-            variant = out if i == 0 else args.workdir / f"{name}-{backends}"
+        choices = [(b, False) for b in args.gpu_backends.split(",")]
+        if args.external_weights_variant:
+            choices.append((choices[0][0], True))
+        for i, (backends, external) in enumerate(choices):
+            variant = out if i == 0 else args.workdir / f"{name}-{'external' if external else backends}"
             if i > 0:
                 variant.mkdir(parents=True, exist_ok=True)
                 for f in ["input.bin", "output.bin"]:
                     if (out / f).exists():
                         shutil.copyfile(out / f, variant / f)
-            build_library(args, model, name, variant, backends)
+            build_library(args, model, name, variant, backends, external)
         if source[0] != "--graph":
             model.unlink()
 
 
-def build_library(args, model, name, out, backends):
-    """out/lib (the GPU library of `model` with aotc --gpu-backends=`backends`), out/run."""
+def build_library(args, model, name, out, backends, external_weights):
+    """out/lib (the GPU library of `model` with aotc --gpu-backends=`backends`), out/run;
+    with `external_weights`, out/weights.bin too."""
     lib = out / "lib"
     run([args.aotc, model, "--emit=lib", "--name", name, "-o", lib,
          "--target", f"host-cuda-cuda_capability_{args.capability}", "--gpu-backends", backends,
-         *(["--tuning-cache", args.tuning_cache] if args.tuning_cache else [])])
+         *(["--tuning-cache", args.tuning_cache] if args.tuning_cache else []),
+         *(["--weights=external"] if external_weights else [])])
+    if external_weights:
+        shutil.copyfile(lib / f"{name}.weights", out / "weights.bin")
     report = check_report(lib / f"{name}.report.json")
     shutil.copyfile(lib / f"{name}.report.json", out / "report.json")  # travels with the program (bench/gpu)
     (out / "outputs.json").write_text(json.dumps(
         [[o["name"], int(np.prod(o["shape"]))] for o in report["outputs"]]))
     run(["c++", "-std=c++17", "-O2", f"-DAOTC_MODEL={name}", "-I", lib, "-I", HERE.parent.parent / "tools",
-         "-I", "/usr/local/cuda/include", HERE / "run_gpu_library.cpp", lib / f"lib{name}.a",
+         "-I", "/usr/local/cuda/include", *(["-DAOTC_EXTERNAL_WEIGHTS"] if external_weights else []),
+         HERE / "run_gpu_library.cpp", lib / f"lib{name}.a",
          "-lpthread", "-ldl", "-lrt", "-o", out / "run"])
-    print(f"{out.name}: built ({(out / 'run').stat().st_size / 2**20:.1f} MiB, --gpu-backends={backends})", flush=True)
+    print(f"{out.name}: built ({(out / 'run').stat().st_size / 2**20:.1f} MiB, --gpu-backends={backends}"
+          f"{', --weights=external' if external_weights else ''})", flush=True)
 
 
 def evaluator_reference(aotc, model, out):
@@ -227,6 +240,8 @@ def main():
                    help="aotc --gpu-backends (auto, halide, cudnn), or several, comma-separated: one library each, "
                         "the first in DIR/<model>, the others in DIR/<model>-<choice>")
     p.add_argument("--tuning-cache", help="aotc --tuning-cache: measured times to choose the backends by")
+    p.add_argument("--external-weights-variant", action="store_true",
+                   help="one more library, DIR/<model>-external: the first backend choice, --weights=external")
     p.add_argument("--weight-pool", type=int, default=0)
     p.add_argument("--require-gpu", action="store_true")
     args = p.parse_args()

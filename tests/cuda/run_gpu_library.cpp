@@ -19,13 +19,24 @@
 // events on the model's own stream, and prints "median_ms M min_ms L"; then a line
 // "layer NAME US" per layer: its time on the GPU alone (the library's profile_layers,
 // RUNS replays of the layer as a CUDA graph of its own).
+// Built with -DAOTC_EXTERNAL_WEIGHTS for a library of aotc --weights=external, it reads
+// weights.bin beside itself (the library's <name>.weights) into an aligned buffer, creates
+// the model from it and overwrites and frees the buffer at once (create uploads the
+// weights: the model must not keep the image); --expect-unavailable first checks that
+// create refuses broken weights with the status that names the fault, before it looks
+// for a GPU.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <vector>
 
 #include "aotc_model.h"
@@ -53,10 +64,88 @@ bool cuda_ok(cudaError_t e, const char* what) {
   return false;
 }
 
+#ifdef AOTC_EXTERNAL_WEIGHTS
+// The weights file beside this program, at a 64-byte aligned address (`image`).
+struct WeightsImage {
+  std::vector<uint8_t> storage;
+  uint8_t* image = nullptr;
+  size_t bytes = 0;
+};
+
+WeightsImage read_weights() {
+  const std::filesystem::path path = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "weights.bin";
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.is_open() || bytes.empty()) {
+    std::fprintf(stderr, "%s: cannot read\n", path.c_str());
+    std::exit(2);
+  }
+  WeightsImage w;
+  w.storage.resize(bytes.size() + 2 * AOTC_ARENA_ALIGNMENT);
+  w.image = w.storage.data() + (AOTC_ARENA_ALIGNMENT - reinterpret_cast<uintptr_t>(w.storage.data()) % AOTC_ARENA_ALIGNMENT);
+  w.bytes = bytes.size();
+  std::memcpy(w.image, bytes.data(), bytes.size());
+  return w;
+}
+
+// Creates the model from its weights file, then overwrites and frees the image.
+int create(GPU** model, void* stream, aotc_context* context) {
+  WeightsImage w = read_weights();
+  const int status = AOTC_FN(AOTC_MODEL, _create_with_weights)(model, w.image, w.bytes, stream, context);
+  std::memset(w.storage.data(), 0xff, w.storage.size());
+  return status;
+}
+
+// create refuses each broken image with its own status, before it looks for a GPU.
+bool weights_refused() {
+  WeightsImage w = read_weights();
+  if (AOTC_FN(AOTC_MODEL, _weights_bytes)() != w.bytes ||
+      AOTC_FN(AOTC_MODEL, _check_weights)(w.image, w.bytes) != AOTC_OK) {
+    std::fprintf(stderr, "weights.bin: weights_bytes or check_weights disagree with the library\n");
+    return false;
+  }
+  auto expect = [](const char* what, const void* image, size_t bytes, int want) {
+    aotc_context context = {};
+    GPU* model = reinterpret_cast<GPU*>(1);
+    const int got = AOTC_FN(AOTC_MODEL, _create_with_weights)(&model, image, bytes, nullptr, &context);
+    if (got == want && model == nullptr && context.error[0] != '\0') {
+      std::printf("create_with_weights (%s): %s\n", what, context.error);
+      return true;
+    }
+    std::fprintf(stderr, "create_with_weights (%s): expected %s, a null model and a message; got %s, '%s'\n", what,
+                 aotc_status_message(want), aotc_status_message(got), context.error);
+    return false;
+  };
+  bool ok = expect("null", nullptr, w.bytes, AOTC_ERROR_NULL_WEIGHTS) &&
+            expect("truncated", w.image, w.bytes - 1, AOTC_ERROR_WEIGHTS_TRUNCATED);
+  std::vector<uint8_t> shifted(w.bytes + 2 * AOTC_ARENA_ALIGNMENT);
+  uint8_t* misaligned = shifted.data() + (AOTC_ARENA_ALIGNMENT - reinterpret_cast<uintptr_t>(shifted.data()) % AOTC_ARENA_ALIGNMENT) + 1;
+  std::memcpy(misaligned, w.image, w.bytes);
+  ok = ok && expect("misaligned", misaligned, w.bytes, AOTC_ERROR_MISALIGNED_WEIGHTS);
+  w.image[offsetof(aotc_weights_header, fingerprint)] ^= 1;  // another model's weights
+  ok = ok && expect("another model", w.image, w.bytes, AOTC_ERROR_WEIGHTS_WRONG_MODEL);
+  w.image[offsetof(aotc_weights_header, fingerprint)] ^= 1;
+  w.image[w.bytes - 1] ^= 1;  // a flipped payload bit: the checksum catches it, the class refuses it
+  if (AOTC_FN(AOTC_MODEL, _check_weights)(w.image, w.bytes) != AOTC_ERROR_WEIGHTS_CORRUPTED ||
+      AOTC_MODEL::GpuModel(w.image, w.bytes).status() != aotc::Status::kWeightsCorrupted) {
+    std::fprintf(stderr, "a flipped payload bit: expected AOTC_ERROR_WEIGHTS_CORRUPTED\n");
+    return false;
+  }
+  return ok;
+}
+#else
+int create(GPU** model, void* stream, aotc_context* context) {
+  return AOTC_FN(AOTC_MODEL, _create)(model, stream, context);
+}
+#endif
+
 int expect_unavailable() {
+#ifdef AOTC_EXTERNAL_WEIGHTS
+  if (!weights_refused()) return 1;
+#endif
   aotc_context context = {};
   GPU* model = reinterpret_cast<GPU*>(1);
-  const int status = AOTC_FN(AOTC_MODEL, _create)(&model, nullptr, &context);
+  const int status = create(&model, nullptr, &context);
   if (status != AOTC_ERROR_DEVICE_UNAVAILABLE || model != nullptr || context.error[0] == '\0') {
     std::fprintf(stderr, "create: expected AOTC_ERROR_DEVICE_UNAVAILABLE, a null model and a message; got %d (%s), "
                  "model %p, message '%s'\n", status, aotc_status_message(status), static_cast<void*>(model), context.error);
@@ -64,14 +153,19 @@ int expect_unavailable() {
     return 1;
   }
   std::printf("create: %s: %s\n", aotc_status_message(status), context.error);
-  if (AOTC_FN(AOTC_MODEL, _create)(nullptr, nullptr, nullptr) != AOTC_ERROR_INVALID_ARGUMENT ||
+  if (create(nullptr, nullptr, nullptr) != AOTC_ERROR_INVALID_ARGUMENT ||
       AOTC_FN(AOTC_MODEL, _run)(nullptr, nullptr, nullptr, nullptr) != AOTC_ERROR_INVALID_ARGUMENT) {
     std::fprintf(stderr, "null model arguments: expected AOTC_ERROR_INVALID_ARGUMENT\n");
     return 1;
   }
   AOTC_FN(AOTC_MODEL, _destroy)(nullptr);
   // The header's C++ class says the same.
+#ifdef AOTC_EXTERNAL_WEIGHTS
+  const WeightsImage w = read_weights();
+  const AOTC_MODEL::GpuModel gpu_model(w.image, w.bytes);
+#else
   const AOTC_MODEL::GpuModel gpu_model;
+#endif
   if (gpu_model.status() != aotc::Status::kDeviceUnavailable || gpu_model.last_error()[0] == '\0') {
     std::fprintf(stderr, "GpuModel: expected kDeviceUnavailable and a message, got %d\n",
                  static_cast<int>(gpu_model.status()));
@@ -147,9 +241,8 @@ int main(int argc, char** argv) {
   cudaStream_t stream = nullptr;
   aotc_context context = {};
   GPU* model = nullptr;
-  int status = cudaStreamCreate(&stream) == cudaSuccess
-                   ? AOTC_FN(AOTC_MODEL, _create)(&model, stream, &context)
-                   : AOTC_FN(AOTC_MODEL, _create)(&model, nullptr, &context);
+  int status = cudaStreamCreate(&stream) == cudaSuccess ? create(&model, stream, &context)
+                                                       : create(&model, nullptr, &context);
   if (status == AOTC_ERROR_DEVICE_UNAVAILABLE) {
     std::printf("SKIPPED: no usable GPU: %s\n", context.error);
     return kSkip;

@@ -1,5 +1,5 @@
 // Fuzz target of the external-weights checks every model library carries
-// (sdk/runtime/aotc_runtime.h): arbitrary bytes as a weights image, checked
+// (sdk/runtime/aotc_weights.h): arbitrary bytes as a weights image, checked
 // against a fixed model identity and against the identity its own header claims,
 // so that inputs get past the model check to the size checks and the CRC-32.
 // Neither may read outside the buffer (it is allocated at its exact size: ASan
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "aotc_runtime.h"
+#include "aotc_weights.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   void* image = nullptr;

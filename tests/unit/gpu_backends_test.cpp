@@ -1,6 +1,7 @@
 // Tests of the backend choice of GPU libraries (backends/cuda_stubs/choose_gpu_backends.h):
 // which groups have a Halide CUDA kernel, the cost model's choice, the tuning cache
-// overriding it, the forced pure variants, and the plan's totals.
+// overriding it, the forced pure variants, the plan's totals, and how aotc --tune reads
+// a profiling program's layer times into the tuning cache (tune/tune_gpu.h).
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -9,6 +10,7 @@
 #include "backends/halide/candidates.h"
 #include "ir/parser.h"
 #include "support/error.h"
+#include "tune/tune_gpu.h"
 #include "tune/tuning_cache.h"
 
 namespace aotc {
@@ -86,6 +88,30 @@ TEST(GpuBackends, PureVariantsAreForced) {
   for (GpuBackend b : cudnn.backend) EXPECT_EQ(b, GpuBackend::kCudnn);
   EXPECT_DOUBLE_EQ(cudnn.totals.hybrid_us, cudnn.totals.all_cudnn_us);
   EXPECT_THROW(choose_gpu_backends(g, {.mode = "fastest"}), UserError);
+}
+
+// The profile's layer lines become the times of their groups' keys; the relu (no Halide
+// kernel, so no choice), an unknown layer and the other lines are left out; a second
+// backend's profile completes the entries, which the choice then goes by.
+TEST(GpuBackends, TuneRecordsProfiledLayerTimesUnderTheChoiceKeys) {
+  const Graph g = chain();
+  const GpuBackendPlan plan = choose_gpu_backends(g, {.mode = "auto", .cuda_capability = 80});
+  TuningCache cache;
+  EXPECT_EQ(record_gpu_profile("aotc: built\nlayer a 40.5\nlayer d 9.25\nlayer y 3\nlayer z 1.5\nlayer q 7\n"
+                               "layer a\nlayer\n",
+                               plan, GpuBackend::kCudnn, cache),
+            3);
+  EXPECT_EQ(record_gpu_profile("layer a 90\nlayer d 4\nlayer y 2.5\n", plan, GpuBackend::kHalideCuda, cache), 3);
+  ASSERT_EQ(cache.times_us.size(), 3u);
+  const std::string a = node_description(g, g.nodes[0]), d = node_description(g, g.nodes[1]);
+  ASSERT_NE(cache.time(a, "cudnn"), nullptr);
+  EXPECT_DOUBLE_EQ(*cache.time(a, "cudnn"), 40.5);
+  EXPECT_DOUBLE_EQ(*cache.time(a, "halide-cuda"), 90.0);
+  EXPECT_DOUBLE_EQ(*cache.time(d, "cudnn"), 9.25);
+  const GpuBackendPlan tuned = choose_gpu_backends(g, {.mode = "auto", .cuda_capability = 80, .tuning = &cache});
+  EXPECT_EQ(tuned.totals.measured, 3);
+  EXPECT_EQ(tuned.backend, (std::vector<GpuBackend>{GpuBackend::kCudnn, GpuBackend::kHalideCuda,
+                                                      GpuBackend::kHalideCuda, GpuBackend::kCudnn}));
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ constexpr GpuDevice kDevices[] = {
 // A kernel node of the captured CUDA graph, launched and drained.
 constexpr double kLaunchUs = 2.5;
 // Fractions of the FP32 peak the kernels reach on a layer's arithmetic
-// (estimates until bench/gpu's --tune-gpu measures a GPU: tuned libraries
+// (estimates, not fits: libraries tuned on a GPU, by aotc --tune or bench/gpu,
 // choose by measured times, not by these).
 constexpr double kCudnnDenseEfficiency = 0.5;
 constexpr double kCudnnGroupedEfficiency = 0.05;  // cuDNN's FP32 grouped and depthwise kernels

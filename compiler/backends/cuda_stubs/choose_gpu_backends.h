@@ -6,8 +6,9 @@
 // so a change of backend between neighbours costs no transfer or layout
 // conversion: the plan over the chain is then each group's fastest candidate,
 // and its total the sum of the groups' times. Times come from the tuning cache
-// (measured on the GPU: bench/gpu's --tune-gpu) where it has both candidates
-// of a group, else from a roofline cost model of the target's GPU.
+// (measured on the GPU: aotc --tune, or bench/gpu where aotc cannot run) where
+// it has both candidates of a group, else from a roofline cost model of the
+// target's GPU.
 #pragma once
 
 #include <cstdint>

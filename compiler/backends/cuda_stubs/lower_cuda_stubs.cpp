@@ -7,6 +7,8 @@
 #include <optional>
 #include <sstream>
 
+#define AOTC_SDK_C_ONLY  // aotc::TensorInfo is the compiler's own
+#include "aotc/aotc.h"
 #include "backends/graph_outputs.h"
 #include "backends/halide/candidates.h"
 #include "generators/conv2d_gpu.h"
@@ -85,8 +87,8 @@ struct CudnnConv {
 
 class Emitter {
  public:
-  Emitter(const Graph& g, const MemoryPlan& plan, const GpuBackendPlan& backends)
-      : g_(g), plan_(plan), backends_(backends) {
+  Emitter(const Graph& g, const MemoryPlan& plan, const GpuBackendPlan& backends, bool external_weights)
+      : g_(g), plan_(plan), backends_(backends), external_weights_(external_weights) {
     for (const TensorPlacement& p : plan.placements) placement_[p.tensor] = &p;
     model_.name = g.name;
     model_.inputs = tensor_infos(g, g.inputs);
@@ -109,6 +111,9 @@ class Emitter {
     for (const TensorInfo& t : model_.inputs) io_offsets_.push_back(io_bytes_add(t.shape));
     for (const TensorInfo& t : model_.outputs) io_offsets_.push_back(io_bytes_add(t.shape));
     model_.device_arena_bytes = model_.activation_bytes + model_.io_bytes + aligned(static_cast<int64_t>(model_.weights.size()));
+    model_.weights_identity =
+        weights_identity(model_.name, weight_slots_, static_cast<uint64_t>(model_.weights.size()));
+    model_.external_weights = external_weights_;
     model_.source = source();
     return std::move(model_);
   }
@@ -147,6 +152,7 @@ class Emitter {
     if (it != constant_offsets_.end()) return it->second;
     const int64_t offset = append_blob(*g_.tensor(id).data);
     constant_offsets_[id] = offset;
+    weight_slots_.push_back({offset, g_.tensor(id).shape});
     return offset;
   }
 
@@ -232,6 +238,7 @@ class Emitter {
   void emit_concat(const Node& node);
 
   std::string source() const;
+  std::string create_entry_points(const std::string& fn) const;
 
   const Graph& g_;
   const MemoryPlan& plan_;
@@ -240,6 +247,8 @@ class Emitter {
   CudaStubModel model_;
   std::map<TensorId, const TensorPlacement*> placement_;
   std::map<TensorId, int64_t> constant_offsets_;
+  std::vector<WeightSlot> weight_slots_;  // in the order of the blob
+  bool external_weights_;
   std::vector<int64_t> io_offsets_;  // staging of inputs, then outputs, in the arena
   std::string layer_functions_;
   std::string conv_plans_;  // the create step's conv_plan_create calls
@@ -597,6 +606,37 @@ std::string warm_up_source(size_t inputs, size_t outputs) {
   return os.str();
 }
 
+// FN_create over the embedded weights; or, with external weights, FN_weights_bytes,
+// FN_check_weights and FN_create_with_weights, which checks the weights' header
+// before it touches the GPU and uploads their payload.
+std::string Emitter::create_entry_points(const std::string& fn) const {
+  const std::string check_arguments = "  if (context != nullptr) context->error[0] = '\\0';\n"
+                                      "  if (model == nullptr) return AOTC_ERROR_INVALID_ARGUMENT;\n"
+                                      "  *model = nullptr;\n";
+  std::ostringstream os;
+  if (!external_weights_) {
+    os << "int " << fn << "_create(" << fn << "_gpu** model, void* cuda_stream, aotc_context* context) {\n"
+       << check_arguments << "  return create_gpu(model, " << fn << "_weights, cuda_stream, context);\n"
+       << "}\n\n";
+    return os.str();
+  }
+  const std::string identity = weights_identity_arguments(model_.weights_identity);
+  os << weights_entry_points(fn, model_.weights_identity)
+     << "int " << fn << "_create_with_weights(" << fn
+     << "_gpu** model, const void* weights, size_t weights_bytes, void* cuda_stream,\n"
+     << "    aotc_context* context) {\n"
+     << check_arguments
+     << "  const int checked = aotc_rt1_check_weights_header(weights, weights_bytes, " << identity << ");\n"
+     << "  if (checked != AOTC_OK) {\n"
+     << "    report(context, aotc_status_message(checked));\n"
+     << "    return checked;\n"
+     << "  }\n"
+     << "  return create_gpu(model, static_cast<const uint8_t*>(weights) + sizeof(aotc_weights_header), cuda_stream,\n"
+     << "                    context);\n"
+     << "}\n\n";
+  return os.str();
+}
+
 std::string Emitter::source() const {
   const std::string id = c_identifier(model_.name);
   const std::string fn = "aotc_" + id;
@@ -608,12 +648,13 @@ std::string Emitter::source() const {
      << "// Every layer runs on the GPU: convolutions through cuDNN, the rest through the\n"
      << "// kernels of aotc_cuda_runtime.cuh. One device arena (" << model_.device_arena_bytes << " bytes) holds\n"
      << "// the activations at [0, " << model_.activation_bytes << "), the staging of inputs and outputs for runs\n"
-     << "// from host pointers, and the weights at " << weights_at << ", uploaded once at create.\n"
+     << "// from host pointers, and the weights at " << weights_at << ", uploaded once at create"
+     << (external_weights_ ? " from the\n// caller's weights file.\n" : ".\n")
      << "#include <time.h>\n\n#include <cmath>\n#include <cstring>\n#include <new>\n\n"
      << "#include \"" << model_.name << ".h\"\n"
      << (halide ? "#define AOTC_HALIDE_CUDA  // some layers run Halide CUDA kernels\n" : "")
-     << "#include \"aotc_cuda_runtime.cuh\"\n\n"
-     << "extern \"C\" const uint8_t " << fn << "_weights[];\n"
+     << "#include \"aotc_cuda_runtime.cuh\"\n"
+     << (external_weights_ ? "#include \"aotc_weights.h\"\n\n" : "\nextern \"C\" const uint8_t " + fn + "_weights[];\n")
      << (halide ? "extern \"C\" {\n" + halide_declarations_ + "}\n" : "") << "\n"
      << "namespace {\n\nusing namespace aotc_cuda;\n\n"
      << "#define AOTC_TRY(call)        \\\n"
@@ -668,8 +709,9 @@ std::string Emitter::source() const {
   os << "};\n"
      << "constexpr size_t kLayerCount = " << model_.layers.size() << ";\n\n"
      << "int launch_layers(Model& m, aotc_context* context, const float* const* in, float* const* out);\n\n"
-     << "// Allocates the device arena, uploads the weights and makes the cuDNN plans.\n"
-     << "int create_model(Model& m, cudaStream_t stream) {\n"
+     << "// Allocates the device arena, uploads the weights (the payload, kWeightsBytes) and\n"
+     << "// makes the cuDNN plans.\n"
+     << "int create_model(Model& m, cudaStream_t stream, const uint8_t* weights) {\n"
      << "  AOTC_TRY(device_open(&m.dev, stream));\n"
      << (halide ? "  AOTC_TRY(halide_open(&m.dev));\n" : "")
      << "  cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&m.arena), kDeviceArenaBytes);\n"
@@ -679,7 +721,7 @@ std::string Emitter::source() const {
      << "                  cudaGetErrorString(e));\n"
      << "    return kKernelFailed;\n"
      << "  }\n"
-     << "  e = cudaMemcpy(m.arena + kWeightsAt, " << fn << "_weights, kWeightsBytes, cudaMemcpyHostToDevice);\n"
+     << "  e = cudaMemcpy(m.arena + kWeightsAt, weights, kWeightsBytes, cudaMemcpyHostToDevice);\n"
      << "  if (e != cudaSuccess) {\n"
      << "    std::snprintf(m.dev.error, sizeof m.dev.error, \"create: uploading the weights: %s\", cudaGetErrorString(e));\n"
      << "    return kKernelFailed;\n"
@@ -829,15 +871,11 @@ std::string Emitter::source() const {
      << "}\n\n"
      << "}  // namespace\n\n"
      << "struct " << fn << "_gpu {\n  Model m;\n};\n\n"
-     << "extern \"C\" {\n\n"
-     << "size_t " << fn << "_device_arena_bytes(void) { return kDeviceArenaBytes; }\n\n"
-     << "int " << fn << "_create(" << fn << "_gpu** model, void* cuda_stream, aotc_context* context) {\n"
-     << "  if (context != nullptr) context->error[0] = '\\0';\n"
-     << "  if (model == nullptr) return AOTC_ERROR_INVALID_ARGUMENT;\n"
-     << "  *model = nullptr;\n"
+     << "namespace {\n\n"
+     << "int create_gpu(" << fn << "_gpu** model, const uint8_t* weights, void* cuda_stream, aotc_context* context) {\n"
      << "  " << fn << "_gpu* made = new (std::nothrow) " << fn << "_gpu();\n"
      << "  if (made == nullptr) return AOTC_ERROR_INVALID_ARGUMENT;\n"
-     << "  const int status = create_model(made->m, static_cast<cudaStream_t>(cuda_stream));\n"
+     << "  const int status = create_model(made->m, static_cast<cudaStream_t>(cuda_stream), weights);\n"
      << "  if (status != kOk) {\n"
      << "    report(context, made->m.dev.error);\n"
      << "    destroy_model(made->m);\n"
@@ -847,6 +885,10 @@ std::string Emitter::source() const {
      << "  *model = made;\n"
      << "  return AOTC_OK;\n"
      << "}\n\n"
+     << "}  // namespace\n\n"
+     << "extern \"C\" {\n\n"
+     << "size_t " << fn << "_device_arena_bytes(void) { return kDeviceArenaBytes; }\n\n"
+     << create_entry_points(fn)
      << "void " << fn << "_destroy(" << fn << "_gpu* model) {\n"
      << "  if (model == nullptr) return;\n"
      << "  destroy_model(model->m);\n"
@@ -903,9 +945,10 @@ MemoryPlan plan_cuda_stub_memory(const Graph& g) {
   });
 }
 
-CudaStubModel lower_to_cuda_stubs(const Graph& g, const MemoryPlan& plan, const GpuBackendPlan& backends) {
+CudaStubModel lower_to_cuda_stubs(const Graph& g, const MemoryPlan& plan, const GpuBackendPlan& backends,
+                                  bool external_weights) {
   AOTC_CHECK(backends.backend.size() == g.nodes.size(), "the backend plan is not of graph ", g.name);
-  return Emitter(g, plan, backends).run();
+  return Emitter(g, plan, backends, external_weights).run();
 }
 
 }  // namespace aotc

@@ -6,8 +6,9 @@
 // to the small kernels of sdk/runtime/aotc_cuda_runtime.cuh, fused epilogues
 // to one elementwise kernel after the op. Tensors keep the graph's
 // NCHW layout and the memory plan's offsets, in one device arena that also
-// holds the weights (uploaded once, at create) and, for runs from host
-// pointers, the inputs and outputs.
+// holds the weights (uploaded once, at create, from the library or from the
+// caller's weights file) and, for runs from host pointers, the inputs and
+// outputs.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "backends/cuda_stubs/choose_gpu_backends.h"
 #include "backends/lowered_model.h"
 #include "ir/graph.h"
+#include "package/weights_file.h"
 #include "plan/memory_plan.h"
 
 namespace aotc {
@@ -36,6 +38,10 @@ struct CudaStubModel {
   std::vector<CudaStubLayer> layers;  // in execution order
   std::string source;                 // the .cu file
   std::vector<uint8_t> weights;       // row-major constants, each 64-byte aligned
+  // With external weights, create takes them from the caller's <name>.weights,
+  // which this identifies (package/weights_file.h).
+  bool external_weights = false;
+  WeightsIdentity weights_identity;
   // The Halide CUDA kernels the source calls (each distinct one once; the
   // packager compiles them for the target's GPU), and the backend plan.
   std::vector<KernelSource> halide_kernels;
@@ -52,7 +58,9 @@ struct CudaStubModel {
 // padding is asymmetric (cuDNN pads symmetrically), for the padded input.
 MemoryPlan plan_cuda_stub_memory(const Graph& g);
 // Throws UserError (kUnsupported) for an op or shape the stubs cannot run.
-// `backends` is choose_gpu_backends(g, ...).
-CudaStubModel lower_to_cuda_stubs(const Graph& g, const MemoryPlan& plan, const GpuBackendPlan& backends);
+// `backends` is choose_gpu_backends(g, ...). With `external_weights`, create
+// takes the weights file's image instead of an embedded blob.
+CudaStubModel lower_to_cuda_stubs(const Graph& g, const MemoryPlan& plan, const GpuBackendPlan& backends,
+                                  bool external_weights);
 
 }  // namespace aotc

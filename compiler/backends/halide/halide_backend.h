@@ -57,6 +57,8 @@ struct GroupPlan;
 // during that step (plan_memory's ScratchBytes): a Winograd convolution's
 // transformed input and output, tensors converted to another layout.
 int64_t halide_scratch_bytes(const GroupPlan& groups, size_t step);
+// The memory plan of a CPU library: plan_memory with the scratch `groups` need.
+MemoryPlan plan_halide_memory(const Graph& g, const GroupPlan& groups);
 
 // Maps each node to kernel calls over the memory plan, which must have been
 // made with halide_scratch_bytes of `groups` (group_plan.h: plan_groups() of

@@ -482,6 +482,12 @@ int64_t halide_scratch_bytes(const GroupPlan& groups, size_t step) {
   return it == groups.groups.end() ? 0 : it->second.run.scratch_bytes;
 }
 
+MemoryPlan plan_halide_memory(const Graph& g, const GroupPlan& groups) {
+  return plan_memory(g, 64, [&groups](const Graph& graph, const Node& node) {
+    return halide_scratch_bytes(groups, static_cast<size_t>(&node - graph.nodes.data()));
+  });
+}
+
 LoweredModel lower_to_halide(const Graph& g, const MemoryPlan& plan, const GroupPlan& groups) {
   return Lowering(g, plan, groups).run();
 }

@@ -9,7 +9,7 @@
 
 #define AOTC_SDK_C_ONLY  // aotc::TensorInfo is the compiler's own
 #include "aotc/aotc.h"
-#include "package/package.h"
+#include "backends/halide/halide_library.h"
 #include "package/weights_file.h"
 #include "support/names.h"
 
@@ -163,13 +163,8 @@ bool run_layer(aotc_context* context, const char* layer, Kernel kernel) {
   const std::string clear_error = "  if (context != nullptr) context->error[0] = '\\0';\n";
   if (external_weights) {
     const WeightsIdentity id = weights_identity(model);
-    const std::string identity = c_string_literal(id.header_name) + ", " + std::to_string(id.fingerprint) + "ull, " +
-                                 std::to_string(id.payload_bytes) + "ull";
-    os << "size_t " << fn << "_weights_bytes(void) { return " << sizeof(aotc_weights_header) + id.payload_bytes
-       << "; }\n\n"
-       << "int " << fn << "_check_weights(const void* weights, size_t weights_bytes) {\n"
-       << "  return aotc_rt1_check_weights(weights, weights_bytes, " << identity << ");\n"
-       << "}\n\n"
+    const std::string identity = weights_identity_arguments(id);
+    os << weights_entry_points(fn, id)
        << "int " << fn << "_run_with_weights_and_context(aotc_context* context, const void* weights, size_t weights_bytes,\n"
        << "    void* arena, size_t arena_bytes, const float* const* inputs, float* const* outputs) {\n"
        << clear_error

@@ -1,0 +1,37 @@
+// The backends behind one interface: each lowers the optimised graph for its
+// kind of target, compiles what it lowered into objects, and hands the packager
+// (package/package.h) the same LibraryParts: objects, the generated header, the
+// weights and the report. Halide CPU (backends/halide/halide_library.h) builds
+// a CPU library; the CUDA stubs with the Halide CUDA kernels chosen per group
+// (backends/cuda_stubs/cuda_library.h) build a GPU library.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "backends/halide/halide_backend.h"
+#include "ir/graph.h"
+#include "package/package.h"
+
+namespace aotc {
+
+struct BackendOptions {
+  std::string target;    // canonical Halide target string (halide_target_string)
+  std::string work_dir;  // objects and intermediate files
+  int jobs = 1;          // worker processes compiling kernels
+  std::ostream* progress = nullptr;
+  std::string producer;  // "aotc 0.1.0 from resnet18.fb", for the header and the report
+  const TuningCache* tuning = nullptr;  // measured times to choose by, or null
+  // CPU targets.
+  HalideLoweringOptions lowering;
+  std::string cxx;                // C++ compiler of the generated runner
+  bool external_weights = false;  // <name>.weights beside the library instead of embedded
+  // CUDA targets: "auto", "halide" or "cudnn" (aotc --gpu-backends).
+  std::string gpu_backends = "auto";
+};
+
+// The parts of `g`'s library for options.target, by the backend that builds its
+// kind of target. Throws UserError for what that backend cannot build.
+LibraryParts build_library_parts(const Graph& g, const BackendOptions& options);
+
+}  // namespace aotc

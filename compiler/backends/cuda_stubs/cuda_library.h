@@ -1,0 +1,24 @@
+// The GPU library of the CUDA stub backend (backends/backend.h): chooses each
+// group's backend (choose_gpu_backends.h), emits the CUDA source
+// (lower_cuda_stubs.h), compiles its Halide CUDA kernels with Halide and the
+// source with nvcc, and hands the packager those objects with the static CUDA
+// runtime to merge into lib<name>.a, beside <name>.h and <name>.report.json.
+// cuDNN is not linked: the library loads libcudnn.so.9 when a model is created.
+#pragma once
+
+#include <string>
+
+#include "backends/backend.h"
+#include "backends/cuda_stubs/lower_cuda_stubs.h"
+
+namespace aotc {
+
+// Throws UserError(kUnsupported) when this aotc was built without the CUDA
+// toolkit. With options.external_weights, the weights go to <name>.weights,
+// which the app passes to create (uploaded there, not kept).
+LibraryParts build_cuda_library(const Graph& g, const BackendOptions& options);
+
+// The generated public header <name>.h of a GPU library.
+std::string cuda_model_header(const CudaStubModel& model, const std::string& producer);
+
+}  // namespace aotc
