@@ -20,6 +20,8 @@ packages=(
   libopencv-dev dataset-fashion-mnist
   # face_detect's test photo (skimage/data/astronaut.png)
   python3-skimage
+  # bench/gpu/fit-gpu-cost-model (fits the GPU cost model; a unit test checks its constants)
+  python3-scipy
 )
 
 missing=()

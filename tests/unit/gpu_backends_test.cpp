@@ -43,17 +43,17 @@ TEST(GpuBackends, HalideKernelsForConvolutionsAndPooling) {
   EXPECT_FALSE(has_halide_cuda_kernel(g.nodes[3]));
 }
 
-TEST(GpuBackends, CostModelKeepsDenseConvsOnCudnnAndGivesDepthwiseToHalide) {
+TEST(GpuBackends, CostModelKeepsDenseConvsOnCudnnAndGivesDepthwiseAndPoolingToHalide) {
   const Graph g = chain();
   const GpuBackendPlan plan = choose_gpu_backends(g, {.mode = "auto", .cuda_capability = 80});
-  EXPECT_EQ(plan.backend, (std::vector<GpuBackend>{GpuBackend::kCudnn, GpuBackend::kHalideCuda, GpuBackend::kCudnn,
-                                                     GpuBackend::kCudnn}));
+  EXPECT_EQ(plan.backend, (std::vector<GpuBackend>{GpuBackend::kCudnn, GpuBackend::kHalideCuda,
+                                                     GpuBackend::kHalideCuda, GpuBackend::kCudnn}));
   ASSERT_EQ(plan.choices.size(), 3u);
   EXPECT_EQ(plan.choices[0].node, "a");
   EXPECT_EQ(plan.choices[0].by, "cost model");
   EXPECT_EQ(plan.choices[1].chosen, "halide-cuda");
   // The dense conv's arithmetic dominates: cuDNN's predicted time is well under Halide's.
-  EXPECT_LT(predict_gpu_us(g, g.nodes[0], GpuBackend::kCudnn, 80) * 2,
+  EXPECT_LT(predict_gpu_us(g, g.nodes[0], GpuBackend::kCudnn, 80) * 1.5,
             predict_gpu_us(g, g.nodes[0], GpuBackend::kHalideCuda, 80));
   // A faster GPU predicts less time for the same layer.
   EXPECT_LT(predict_gpu_us(g, g.nodes[0], GpuBackend::kCudnn, 90), predict_gpu_us(g, g.nodes[0], GpuBackend::kCudnn, 80));
@@ -62,6 +62,49 @@ TEST(GpuBackends, CostModelKeepsDenseConvsOnCudnnAndGivesDepthwiseToHalide) {
   EXPECT_EQ(plan.totals.measured, 0);
   EXPECT_LT(plan.totals.hybrid_us, plan.totals.all_halide_us);
   EXPECT_LT(plan.totals.hybrid_us, plan.totals.all_cudnn_us);
+}
+
+// Groups of torchvision's models whose both backends an H100 timed (bench/gpu, µs,
+// bench/gpu/results/h100-layer-times.json): the cost model, on that GPU (capability 90),
+// predicts the backend that was faster there, and the dense conv within 25% of each
+// measured time. The guessed constants before the fit got the last two wrong (cuDNN for
+// the 1x1 conv of 16 channels, a tie, so cuDNN, for the pool).
+TEST(GpuBackends, CostModelChoosesWhatTheH100Measured) {
+  const Graph g = parse_graph(R"(graph h100 {
+  input %x: f32[1,64,56,56]
+  input %m: f32[1,96,112,112]
+  input %n: f32[1,16,112,112]
+  input %p: f32[1,1000,13,13]
+  const %w1: f32[64,64,3,3] = random(1)
+  const %b1: f32[64] = random(2)
+  const %w2: f32[96,1,3,3] = random(3)
+  const %b2: f32[96] = random(4)
+  const %w3: f32[96,16,1,1] = random(5)
+  const %b3: f32[96] = random(6)
+  %dense = conv2d(%x, %w1, %b1) {stride=[1,1], pad=[1,1,1,1], dilation=[1,1], groups=1} epilogue[relu]: f32[1,64,56,56]
+  %depthwise = conv2d(%m, %w2, %b2) {stride=[2,2], pad=[1,1,1,1], dilation=[1,1], groups=96} epilogue[clamp{min=0, max=6}]: f32[1,96,56,56]
+  %pointwise = conv2d(%n, %w3, %b3) {stride=[1,1], pad=[0,0,0,0], dilation=[1,1], groups=1} epilogue[clamp{min=0, max=6}]: f32[1,96,112,112]
+  %pool = global_avg_pool(%p): f32[1,1000,1,1]
+  output %dense
+  output %depthwise
+  output %pointwise
+  output %pool
+}
+)",
+                                "h100.air");
+  struct Measured {
+    double cudnn_us, halide_us;
+  };
+  const Measured measured[] = {{30.404, 64.363}, {10.986, 3.267}, {26.156, 6.371}, {13.807, 4.774}};
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    SCOPED_TRACE(g.nodes[i].name);
+    const double cudnn = predict_gpu_us(g, g.nodes[i], GpuBackend::kCudnn, 90);
+    const double halide = predict_gpu_us(g, g.nodes[i], GpuBackend::kHalideCuda, 90);
+    EXPECT_EQ(cudnn < halide, measured[i].cudnn_us < measured[i].halide_us) << cudnn << " vs " << halide << " us";
+  }
+  EXPECT_NEAR(predict_gpu_us(g, g.nodes[0], GpuBackend::kCudnn, 90), measured[0].cudnn_us, 0.25 * measured[0].cudnn_us);
+  EXPECT_NEAR(predict_gpu_us(g, g.nodes[0], GpuBackend::kHalideCuda, 90), measured[0].halide_us,
+              0.25 * measured[0].halide_us);
 }
 
 TEST(GpuBackends, TuningCacheOverridesTheCostModel) {

@@ -65,10 +65,12 @@ bool cudnn_fuses_epilogue(const Graph& g, const Node& node);
 // Floating-point operations of conv2d `node`: 2 per multiply-add.
 double conv2d_flops(const Graph& g, const Node& node);
 
-// Predicted time of `node` on `backend`, µs: one launch plus the larger of its
-// arithmetic at the backend's efficiency and its memory traffic, on the GPU of
-// `cuda_capability` (a cuDNN convolution whose epilogue it cannot fuse pays a
-// second, elementwise kernel).
+// Predicted time of `node` on `backend`, µs, on the GPU of `cuda_capability`:
+// one launch plus the largest of its arithmetic at the backend's efficiency, its
+// memory traffic, and (convolutions) its taps per output at the backend's
+// latency per tap; a cuDNN convolution whose epilogue it cannot fuse pays a
+// second, elementwise kernel. The backends' constants are fitted to an H100's
+// measured layer times.
 double predict_gpu_us(const Graph& g, const Node& node, GpuBackend backend, int cuda_capability);
 
 // Throws UserError(kUsage) for an unknown mode.
