@@ -79,6 +79,12 @@ void check_object_format(const std::string& path, const ElfObject& object, const
 
 PackageResult write_library(const LibraryParts& parts, const PackageOptions& options) {
   const auto start = std::chrono::steady_clock::now();
+  // The header lies beside the files the generated sources include: one of the
+  // same name would replace it (a model named aotc_runtime).
+  for (const auto& [file, text] : parts.includes)
+    if (file == parts.name + ".h")
+      fail(ExitCode::kUsage, "model name '", parts.name, "': its header ", file,
+           " would have the name of the runtime file the library's code includes; choose another (--name)");
   const fs::path work = options.work_dir;
   fs::create_directories(work / "aotc");
   fs::copy_file(options.sdk_header, work / "aotc" / "aotc.h", fs::copy_options::overwrite_existing);
