@@ -5,6 +5,13 @@
 
 namespace aotc {
 
+std::vector<LibraryObject> library_objects(const CompiledObjects& objects) {
+  std::vector<LibraryObject> members;
+  for (size_t i = 0; i < objects.objects.size(); ++i)
+    members.push_back({objects.objects[i], i + 1 == objects.objects.size() ? ObjectRole::kRuntime : ObjectRole::kKernel});
+  return members;
+}
+
 LibraryParts build_library_parts(const Graph& g, const BackendOptions& options) {
   if (cuda_capability(options.target) > 0) return build_cuda_library(g, options);
   return build_halide_library(g, options);

@@ -8,6 +8,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "backends/halide/halide_backend.h"
 #include "ir/graph.h"
@@ -29,6 +30,10 @@ struct BackendOptions {
   // CUDA targets: "auto", "halide" or "cudnn" (aotc --gpu-backends).
   std::string gpu_backends = "auto";
 };
+
+// compile_halide_objects' objects as library members: the kernels, then the
+// Halide runtime.
+std::vector<LibraryObject> library_objects(const CompiledObjects& objects);
 
 // The parts of `g`'s library for options.target, by the backend that builds its
 // kind of target. Throws UserError for what that backend cannot build.

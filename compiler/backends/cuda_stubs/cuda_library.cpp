@@ -113,9 +113,7 @@ LibraryParts build_cuda_library(const Graph& g, const BackendOptions& options) {
   LibraryParts parts;
   parts.name = model->name;
   parts.header = cuda_model_header(*model, options.producer);
-  for (size_t i = 0; i < halide->objects.size(); ++i)  // the kernels, then the Halide runtime
-    parts.objects.push_back(
-        {halide->objects[i], i + 1 == halide->objects.size() ? ObjectRole::kRuntime : ObjectRole::kKernel});
+  parts.objects = library_objects(*halide);
   parts.sources.push_back({.file = model->name + "_stubs.cu",
                            .text = model->source,
                            .compile = {AOTC_NVCC, "-std=c++17", "-O3", "-Xcompiler", "-fPIC", "-gencode",
@@ -131,7 +129,6 @@ LibraryParts build_cuda_library(const Graph& g, const BackendOptions& options) {
   const int64_t weights_bytes = static_cast<int64_t>(model->weights.size());
   if (options.external_weights) parts.weights_file = weights_file(model->weights_identity, model->weights);
   else parts.weights = std::move(model->weights);
-  model->weights = {};
   const std::string target = options.target, producer = options.producer;
   parts.report = [model, halide, target, producer, weights_bytes](const PackageFacts& facts) {
     return cuda_report_json(*model, *halide, target, producer, weights_bytes, facts);

@@ -28,9 +28,7 @@ LibraryParts build_halide_library(const Graph& g, const BackendOptions& options)
   LibraryParts parts;
   parts.name = model->name;
   parts.header = model_header(*model, options.producer, options.external_weights);
-  for (size_t i = 0; i < objects->objects.size(); ++i)  // the kernels, then the Halide runtime
-    parts.objects.push_back(
-        {objects->objects[i], i + 1 == objects->objects.size() ? ObjectRole::kRuntime : ObjectRole::kKernel});
+  parts.objects = library_objects(*objects);
   parts.sources.push_back({.file = "runner.cpp",
                            .text = runner_source(*model, options.external_weights),
                            .compile = {options.cxx, "-std=c++17", "-O2", "-fPIC", "-fno-exceptions", "-fno-rtti", "-I",
