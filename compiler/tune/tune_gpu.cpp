@@ -1,5 +1,6 @@
 #include "tune/tune_gpu.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -123,11 +124,13 @@ int record_gpu_profile(const std::string& profile_output, const GpuBackendPlan& 
   std::istringstream lines(profile_output);
   int recorded = 0;
   for (std::string line; std::getline(lines, line);) {
-    std::istringstream fields(line);
-    std::string word, layer;
-    double us = 0;
-    if (!(fields >> word >> layer >> us) || word != "layer") continue;
-    const auto it = key_of.find(layer);
+    // "layer NAME US", where NAME (a tensor's name) may hold spaces.
+    const size_t last_space = line.rfind(' ');
+    if (line.rfind("layer ", 0) != 0 || last_space <= 6) continue;
+    char* end = nullptr;
+    const double us = std::strtod(line.c_str() + last_space + 1, &end);
+    if (end == line.c_str() + last_space + 1 || *end != '\0') continue;
+    const auto it = key_of.find(line.substr(6, last_space - 6));
     if (it == key_of.end()) continue;
     cache.times_us[it->second][gpu_backend_name(backend)] = us;
     ++recorded;

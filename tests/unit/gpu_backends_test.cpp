@@ -133,18 +133,21 @@ TEST(GpuBackends, PureVariantsAreForced) {
   EXPECT_THROW(choose_gpu_backends(g, {.mode = "fastest"}), UserError);
 }
 
-// The profile's layer lines become the times of their groups' keys; the relu (no Halide
-// kernel, so no choice), an unknown layer and the other lines are left out; a second
-// backend's profile completes the entries, which the choice then goes by.
+// The profile's layer lines become the times of their groups' keys (a name may hold
+// spaces, as TFLite's tensor names may); the relu (no Halide kernel, so no choice), an
+// unknown layer and malformed lines are left out; a second backend's profile completes
+// the entries, which the choice then goes by.
 TEST(GpuBackends, TuneRecordsProfiledLayerTimesUnderTheChoiceKeys) {
-  const Graph g = chain();
+  Graph g = chain();
+  g.tensor(g.nodes[0].outputs[0]).name = "block 1/conv a";
   const GpuBackendPlan plan = choose_gpu_backends(g, {.mode = "auto", .cuda_capability = 80});
   TuningCache cache;
-  EXPECT_EQ(record_gpu_profile("aotc: built\nlayer a 40.5\nlayer d 9.25\nlayer y 3\nlayer z 1.5\nlayer q 7\n"
-                               "layer a\nlayer\n",
+  EXPECT_EQ(record_gpu_profile("aotc: built\nlayer block 1/conv a 40.5\nlayer d 9.25\nlayer y 3\nlayer z 1.5\n"
+                               "layer q 7\nlayer d\nlayer d 5x\nlayer\n",
                                plan, GpuBackend::kCudnn, cache),
             3);
-  EXPECT_EQ(record_gpu_profile("layer a 90\nlayer d 4\nlayer y 2.5\n", plan, GpuBackend::kHalideCuda, cache), 3);
+  EXPECT_EQ(record_gpu_profile("layer block 1/conv a 90\nlayer d 4\nlayer y 2.5\n", plan, GpuBackend::kHalideCuda, cache),
+            3);
   ASSERT_EQ(cache.times_us.size(), 3u);
   const std::string a = node_description(g, g.nodes[0]), d = node_description(g, g.nodes[1]);
   ASSERT_NE(cache.time(a, "cudnn"), nullptr);
