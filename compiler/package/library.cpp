@@ -114,7 +114,7 @@ PackageResult write_library(const LibraryParts& parts, const PackageOptions& opt
                weights_assembly("aotc_" + c_identifier(parts.name) + "_weights", (work / "weights.bin").string()));
     run_tool({options.assembler, "-c", (work / "weights.S").string(), "-o", (work / "weights.o").string()},
              "assembling the weights");
-    objects.push_back({(work / "weights.o").string(), ObjectRole::kKernel});
+    objects.push_back({(work / "weights.o").string(), ObjectRole::kWeights});
   }
 
   // The footprint: image bytes of the objects by role; the weights are counted as their blob.
@@ -122,10 +122,12 @@ PackageResult write_library(const LibraryParts& parts, const PackageOptions& opt
   for (const LibraryObject& member : objects) {
     const ElfObject object = read_elf_object(member.path);
     check_object_format(member.path, object, options.format);
-    if (member.path == (work / "weights.o").string()) continue;
-    (member.role == ObjectRole::kRuntime  ? facts.runtime_code_bytes
-     : member.role == ObjectRole::kRunner ? facts.runner_code_bytes
-                                          : facts.kernel_code_bytes) += object.image_bytes;
+    switch (member.role) {
+      case ObjectRole::kKernel: facts.kernel_code_bytes += object.image_bytes; break;
+      case ObjectRole::kRunner: facts.runner_code_bytes += object.image_bytes; break;
+      case ObjectRole::kRuntime: facts.runtime_code_bytes += object.image_bytes; break;
+      case ObjectRole::kWeights: break;
+    }
   }
 
   const fs::path library = work / ("lib" + parts.name + ".a");

@@ -18,8 +18,9 @@
 
 namespace aotc {
 
-// What the footprint counts an object's code and read-only data as.
-enum class ObjectRole { kKernel, kRunner, kRuntime };
+// What the footprint counts an object's code and read-only data as; the
+// embedded weights' object is counted as its blob instead (kWeights).
+enum class ObjectRole { kKernel, kRunner, kRuntime, kWeights };
 
 struct LibraryObject {
   std::string path;  // an object file the backend compiled into the work directory
