@@ -20,18 +20,10 @@ struct GpuConvFuncs {
 
 bool depthwise(const Conv2dSpec& s) { return s.groups > 1 && s.groups == s.input_shape[1] && s.groups == s.out_channels; }
 
-// Threads along a loop of `extent`: the smallest power of two from `least` to
-// `most` that covers it, so small maps waste few threads.
-int threads_for(int64_t extent, int least, int most) {
-  int threads = least;
-  while (threads < most && threads < extent) threads *= 2;
-  return threads;
-}
-
 // A thread: kGpuChannelTile channels x one pixel, accumulated in registers,
 // the channels innermost and unrolled so each input load feeds all of them.
 std::string schedule_dense(GpuConvFuncs& f, const Shape& out) {
-  const int threads = threads_for(out[2] * out[3], 32, 128);
+  const int threads = gpu_threads_for(out[2] * out[3], 32, 128);
   const int channels = static_cast<int>(std::min<int64_t>(kGpuChannelTile, out[1]));
   Var p("p"), po("po"), pi("pi"), oo("oo"), oi("oi");
   f.output.fuse(f.x, f.y, p)
@@ -50,7 +42,7 @@ std::string schedule_dense(GpuConvFuncs& f, const Shape& out) {
 // A thread: kGpuDepthwiseRows rows of one column; warps along the row.
 std::string schedule_depthwise(GpuConvFuncs& f, const Shape& out) {
   const int rows = static_cast<int>(std::min<int64_t>(kGpuDepthwiseRows, out[2]));
-  const int columns = threads_for(out[3], 8, 32);
+  const int columns = gpu_threads_for(out[3], 8, 32);
   Var xo("xo"), xi("xi"), yo("yo"), yt("yt"), yi("yi"), ty("ty"), plane("plane");
   f.output.split(f.x, xo, xi, columns, Halide::TailStrategy::GuardWithIf)
       .split(f.y, yo, yi, rows, Halide::TailStrategy::GuardWithIf)

@@ -15,6 +15,8 @@ using Halide::Var;
 // accumulators for 2x2 strides (2 vectors x 4 phases x 3 channels); the other
 // registers go to output channels, which share each input vector load.
 constexpr int64_t kMaxRowVectors = 2;
+// GPU: output channels per thread (conv2d_gpu's tile: each input load feeds them all).
+constexpr int kGpuChannels = 8;
 
 struct Geometry {
   int64_t n, c, h, w, o, oh, ow;
@@ -115,6 +117,29 @@ Kernel conv_transpose2d(const ConvTranspose2dSpec& spec, const Halide::Target& t
   constrain_output(output, out_shape);
 
   /* schedule */
+  if (target.has_feature(Halide::Target::CUDA)) {
+    // A thread: up to kGpuChannels output channels of one pixel, accumulated
+    // in registers over (c, taps) of its phase; threads along output rows,
+    // 32-128 pixels per block.
+    const int threads = gpu_threads_for(g.oh * g.ow, 32, 128);
+    const int channels = static_cast<int>(std::min<int64_t>(kGpuChannels, g.o));
+    Var p("p"), po("po"), pi("pi"), oo("oo"), oi("oi");
+    output.fuse(x, y, p)
+        .split(p, po, pi, threads, Halide::TailStrategy::GuardWithIf)
+        .split(o, oo, oi, channels, Halide::TailStrategy::GuardWithIf)
+        .reorder(oi, pi, po, oo, n)
+        .gpu_blocks(po, oo, n)
+        .gpu_threads(pi)
+        .unroll(oi);
+    conv.compute_at(output, pi).store_in(Halide::MemoryType::Register).unroll(o);
+    conv.update().reorder(o, r.x, r.y, r.z, qx, px, qy, py, n).unroll(o);
+    kernel.schedule = "conv_transpose2d phases " + std::to_string(g.sy) + "x" + std::to_string(g.sx) + " gpu: " +
+                      std::to_string(channels) + " channels x 1 pixel per thread, " + std::to_string(threads) +
+                      " pixels per block, " + (g.padded ? "bounds-checked reads at the borders" : "no padding") +
+                      (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));
+    kernel.output = output;
+    return kernel;
+  }
   const int lanes = lanes_for_extent(g.phase_w, native_lanes(target));
   const int phases = g.sx * g.sy, registers = accumulator_registers(target);
   const int row_vectors = static_cast<int>(

@@ -37,6 +37,23 @@ Kernel depth_to_space(const DepthToSpaceSpec& spec, const Halide::Target& target
   constrain_output(output, out_shape);
 
   /* schedule */
+  if (target.has_feature(Halide::Target::CUDA)) {
+    // A thread per output value, warps along output rows (coalesced writes;
+    // the reads of b neighbouring threads alternate between b planes).
+    const int columns = gpu_threads_for(out_shape[3], 8, 32);
+    Halide::Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), plane("plane");
+    output.split(x, xo, xi, columns, Halide::TailStrategy::GuardWithIf)
+        .split(y, yo, yi, 4, Halide::TailStrategy::GuardWithIf)
+        .reorder(xi, yi, xo, yo, c, n)
+        .fuse(c, n, plane)
+        .gpu_blocks(xo, yo, plane)
+        .gpu_threads(xi, yi);
+    kernel.schedule = "depth_to_space block " + std::to_string(b) + " gpu: one output per thread, " +
+                      std::to_string(columns) + "x4 threads per block" +
+                      (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));
+    kernel.output = output;
+    return kernel;
+  }
   const int native = native_lanes(target);
   std::string description;
   if (b <= kMaxUnrolledBlock) {

@@ -127,8 +127,40 @@ void require_broadcastable(const Shape& operand, const Shape& output, const std:
   require(ok, what + " " + to_string(operand) + " does not broadcast to the output " + to_string(output));
 }
 
+int gpu_threads_for(int64_t extent, int least, int most) {
+  int threads = least;
+  while (threads < most && threads < extent) threads *= 2;
+  return threads;
+}
+
+namespace {
+
+// A thread per element of all the dims fused into one: consecutive threads
+// write consecutive elements (coalesced), whatever the rank or broadcasting.
+// GuardWithIf: see schedule_pointwise.
+std::string schedule_pointwise_gpu(Halide::Func& output, const Shape& shape) {
+  const std::vector<Halide::Var> args = output.args();
+  if (args.empty()) {
+    output.gpu_single_thread();
+    return "gpu: scalar, one thread";
+  }
+  Halide::Var all = args[0];
+  for (size_t i = 1; i < args.size(); ++i) {
+    Halide::Var fused(all.name() + "_" + args[i].name());
+    output.fuse(all, args[i], fused);
+    all = fused;
+  }
+  const int threads = gpu_threads_for(num_elements(shape), 32, kGpuPointwiseThreads);
+  Halide::Var block("block"), thread("thread");
+  output.split(all, block, thread, threads, Halide::TailStrategy::GuardWithIf).gpu_blocks(block).gpu_threads(thread);
+  return "gpu: one element per thread, dims fused, " + std::to_string(threads) + " threads per block";
+}
+
+}  // namespace
+
 std::string schedule_pointwise(Halide::Func& output, const Shape& shape, bool fuse_rows,
                                const Halide::Target& target) {
+  if (target.has_feature(Halide::Target::CUDA)) return schedule_pointwise_gpu(output, shape);
   const std::vector<Halide::Var> args = output.args();
   std::vector<Halide::VarOrRVar> dims(args.begin(), args.end());
   std::string description;

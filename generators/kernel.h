@@ -139,9 +139,17 @@ void require_broadcastable(const Shape& operand, const Shape& output, const std:
 // parallel. With `fuse_rows`, the two innermost dims are first fused into one
 // run (right when every input is read at the output's coordinates or
 // broadcast: Halide folds the fused index back into dense addresses).
+// For a CUDA target: a thread per element, all dims fused, blocks of up to
+// kGpuPointwiseThreads threads (`fuse_rows` does not matter there).
 // Returns its description.
 std::string schedule_pointwise(Halide::Func& output, const Shape& shape, bool fuse_rows,
                                const Halide::Target& target);
+
+// GPU schedules: threads per block of a kernel of independent elements.
+constexpr int kGpuPointwiseThreads = 256;
+// Threads along a loop of `extent`: the smallest power of two from `least` to
+// `most` that covers it, so that small tensors waste few threads.
+int gpu_threads_for(int64_t extent, int least, int most);
 
 // Parallel loops cost the pool a wake-up per loop and an atomic claim per
 // task: tasks hold at least this much work (a smaller loop is two tasks), and

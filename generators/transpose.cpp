@@ -17,6 +17,10 @@ constexpr int64_t kMaxInterleaved = 4;
 // for 16x16 (one AVX-512 core, 16x128x128 and 96x16x16 feature maps): the 16
 // strided reads of a 16-wide tile do not stay in registers.
 constexpr int kMaxTileLanes = 8;
+// GPU tiles: at most this many threads per block and elements per tile side
+// along the input's innermost dim (16 floats: two whole 32-byte sectors).
+constexpr int kGpuTileThreads = 256;
+constexpr int kGpuTileSide = 16;
 
 // Halide var index (innermost first) of the innermost output dim of extent > 1
 // among those that satisfy `wanted`; -1 if none.
@@ -110,6 +114,44 @@ Kernel transpose(const TransposeSpec& spec, const Halide::Target& target) {
   const int64_t extent_a = out_shape[static_cast<size_t>(rank - 1 - a)];
   const int64_t extent_b = out_shape[static_cast<size_t>(rank - 1 - b)];
   const Var va = vars[static_cast<size_t>(a)], vb = vars[static_cast<size_t>(b)];
+  if (target.has_feature(Halide::Target::CUDA)) {
+    // A tile of a x b per block: read into shared memory with threads along b
+    // (x's innermost dim), written with threads along a (y's), so that both
+    // are coalesced. A short side (an RGB image) lengthens the other.
+    int tile_b = gpu_threads_for(extent_b, 1, kGpuTileSide);
+    const int tile_a = gpu_threads_for(extent_a, 1, kGpuTileThreads / tile_b);
+    tile_b = gpu_threads_for(extent_b, 1, kGpuTileThreads / tile_a);
+    Var ao("ao"), ai("ai"), bo("bo"), bi("bi");
+    output.split(va, ao, ai, tile_a, Halide::TailStrategy::GuardWithIf)
+        .split(vb, bo, bi, tile_b, Halide::TailStrategy::GuardWithIf);
+    std::vector<Halide::VarOrRVar> order{ai, bi, ao, bo};
+    for (int v = 0; v < rank; ++v)
+      if (v != a && v != b) order.push_back(vars[static_cast<size_t>(v)]);
+    output.reorder(order);
+    // All tiles in one grid dim (y and z hold at most 65535 blocks).
+    Var tile = ao;
+    for (size_t i = 3; i < order.size(); ++i) {
+      Var fused(tile.name() + "_" + order[i].name());
+      output.fuse(tile, order[i].var, fused);
+      tile = fused;
+    }
+    output.gpu_blocks(tile).gpu_threads(ai, bi);
+    const Var staged_a = in_vars[static_cast<size_t>(rank - 1 - input_dim_of(a))];
+    const Var staged_b = in_vars[static_cast<size_t>(rank - 1 - input_dim_of(b))];
+    std::vector<Halide::VarOrRVar> staged_order{staged_b, staged_a};
+    for (const Var& v : in_vars)
+      if (v.name() != staged_a.name() && v.name() != staged_b.name()) staged_order.push_back(v);
+    // Rows of tile_b + 1: the writes' column reads hit distinct banks.
+    staged.compute_at(output, tile)
+        .store_in(Halide::MemoryType::GPUShared)
+        .bound_storage(staged_b, tile_b + 1)
+        .reorder(staged_order)
+        .gpu_threads(staged_b, staged_a);
+    kernel.schedule = "transpose gpu: " + std::to_string(tile_a) + "x" + std::to_string(tile_b) +
+                      " tiles through shared memory, coalesced reads and writes" + epilogue;
+    kernel.output = output;
+    return kernel;
+  }
   if (extent_a <= kMaxInterleaved || extent_b <= kMaxInterleaved) {
     // The short dim unrolled whole, inside vectors along the other.
     const bool a_short = extent_a <= kMaxInterleaved;

@@ -4,10 +4,12 @@
 // a profiling program's layer times into the tuning cache (tune/tune_gpu.h).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "backends/cuda_stubs/choose_gpu_backends.h"
 #include "backends/halide/candidates.h"
+#include "generators/elementwise.h"
 #include "ir/parser.h"
 #include "support/error.h"
 #include "tune/tune_gpu.h"
@@ -17,7 +19,7 @@ namespace aotc {
 namespace {
 
 // %a: a dense 3x3 conv + bias + relu (64 -> 64 at 56x56, 231 MFLOP); %d: a depthwise 3x3
-// conv + bias + clamp on it; %y: a 2x2 max pool; %z: relu (no Halide kernel).
+// conv + bias + clamp on it; %y: a 2x2 max pool; %z: a flatten (a view: no kernel).
 Graph chain() {
   return parse_graph(R"(graph g {
   input %x: f32[1,64,56,56]
@@ -28,7 +30,7 @@ Graph chain() {
   %a = conv2d(%x, %w1, %b1) {stride=[1,1], pad=[1,1,1,1], dilation=[1,1], groups=1} epilogue[relu]: f32[1,64,56,56]
   %d = conv2d(%a, %w2, %b2) {stride=[1,1], pad=[1,1,1,1], dilation=[1,1], groups=64} epilogue[clamp{min=0, max=6}]: f32[1,64,56,56]
   %y = max_pool2d(%d) {kernel=[2,2], stride=[2,2], pad=[0,0,0,0], dilation=[1,1]}: f32[1,64,28,28]
-  %z = relu(%y): f32[1,64,28,28]
+  %z = flatten(%y) {start_dim=1, end_dim=-1}: f32[1,50176]
   output %z
 }
 )",
@@ -41,6 +43,75 @@ TEST(GpuBackends, HalideKernelsForConvolutionsAndPooling) {
   EXPECT_TRUE(has_halide_cuda_kernel(g.nodes[1]));
   EXPECT_TRUE(has_halide_cuda_kernel(g.nodes[2]));
   EXPECT_FALSE(has_halide_cuda_kernel(g.nodes[3]));
+  for (const Node& node : g.nodes) EXPECT_EQ(has_gpu_cost_model(node), has_halide_cuda_kernel(node)) << node.name;
+}
+
+// %r: relu, %l: linear, %s: softmax, %c: concat. The first three have a Halide CUDA
+// kernel (their generators' GPU schedules) but no cost model: without measured times
+// they keep the stubs' call (the rules), outside the plan's totals; a tuning cache
+// timing both backends decides, and --gpu-backends=halide forces them. A concat has
+// no Halide kernel: the stubs skip the copies of inputs already in their slices.
+TEST(GpuBackends, OtherOpsHaveHalideKernelsChosenOnlyByMeasuredTimes) {
+  const Graph g = parse_graph(R"(graph o {
+  input %x: f32[1,512]
+  const %w: f32[1000,512] = random(1)
+  const %b: f32[1000] = random(2)
+  %r = relu(%x): f32[1,512]
+  %l = linear(%r, %w, %b): f32[1,1000]
+  %s = softmax(%l) {axis=1}: f32[1,1000]
+  %c = concat(%s, %l) {axis=1}: f32[1,2000]
+  output %c
+}
+)",
+                              "other_ops.air");
+  EXPECT_EQ(has_halide_cuda_kernel(g.nodes[0]), true);
+  EXPECT_EQ(has_halide_cuda_kernel(g.nodes[1]), true);
+  EXPECT_EQ(has_halide_cuda_kernel(g.nodes[2]), true);
+  EXPECT_EQ(has_halide_cuda_kernel(g.nodes[3]), false);
+  EXPECT_TRUE(std::isnan(predict_gpu_us(g, g.nodes[1], GpuBackend::kHalideCuda, 90)));
+  const GpuBackendPlan plan = choose_gpu_backends(g, {.mode = "auto", .cuda_capability = 90});
+  EXPECT_EQ(plan.backend, std::vector<GpuBackend>(4, GpuBackend::kCudnn));
+  ASSERT_EQ(plan.choices.size(), 3u);
+  for (const ChoiceRecord& c : plan.choices) {
+    EXPECT_EQ(c.by, "rules");
+    EXPECT_EQ(c.chosen, "cudnn");
+  }
+  EXPECT_EQ(plan.totals.groups, 3);
+  EXPECT_EQ(plan.totals.costed, 0);
+  EXPECT_DOUBLE_EQ(plan.totals.hybrid_us, 0);
+
+  TuningCache cache;
+  cache.times_us[node_description(g, g.nodes[1])] = {{"cudnn", 9.0}, {"halide-cuda", 6.0}};
+  cache.times_us[node_description(g, g.nodes[2])] = {{"halide-cuda", 2.0}};  // one backend only
+  const GpuBackendPlan tuned = choose_gpu_backends(g, {.mode = "auto", .cuda_capability = 90, .tuning = &cache});
+  EXPECT_EQ(tuned.backend, (std::vector<GpuBackend>{GpuBackend::kCudnn, GpuBackend::kHalideCuda, GpuBackend::kCudnn,
+                                                      GpuBackend::kCudnn}));
+  EXPECT_EQ(tuned.choices[1].by, "tuning cache");
+  EXPECT_EQ(tuned.choices[2].by, "rules");
+  EXPECT_EQ(tuned.totals.costed, 1);
+  EXPECT_DOUBLE_EQ(tuned.totals.hybrid_us, 6.0);
+  EXPECT_DOUBLE_EQ(tuned.totals.all_cudnn_us, 9.0);
+
+  const GpuBackendPlan halide = choose_gpu_backends(g, {.mode = "halide"});
+  EXPECT_EQ(halide.backend, (std::vector<GpuBackend>{GpuBackend::kHalideCuda, GpuBackend::kHalideCuda,
+                                                       GpuBackend::kHalideCuda, GpuBackend::kCudnn}));
+}
+
+// A generator that gave its kernel no GPU schedule would compile for a CUDA target as host
+// code over device pointers: the kernel's compile refuses it (a bug of aotc's, not the
+// user's); the same generator's GPU schedule compiles.
+TEST(GpuBackends, KernelWithoutGpuScheduleIsRefusedForACudaTarget) {
+  gen::ElementwiseSpec spec;
+  spec.kind = gen::ElementwiseSpec::Kind::kRelu;
+  spec.input_shapes = {{1, 8, 4, 4}};
+  spec.output_shape = {1, 8, 4, 4};
+  const std::string object = testing::TempDir() + "/relu_gpu.o";
+  const KernelSource host = halide_kernel_source(
+      "relu_host", "relu", [spec](const Halide::Target&) { return gen::elementwise(spec, Halide::get_host_target()); });
+  EXPECT_THROW(host.compile("host-cuda-cuda_capability_80", object), InternalError);
+  const KernelSource gpu =
+      halide_kernel_source("relu_gpu", "relu", [spec](const Halide::Target& t) { return gen::elementwise(spec, t); });
+  EXPECT_NE(gpu.compile("host-cuda-cuda_capability_80", object).find("gpu"), std::string::npos);
 }
 
 TEST(GpuBackends, CostModelKeepsDenseConvsOnCudnnAndGivesDepthwiseAndPoolingToHalide) {
@@ -59,6 +130,7 @@ TEST(GpuBackends, CostModelKeepsDenseConvsOnCudnnAndGivesDepthwiseAndPoolingToHa
   EXPECT_LT(predict_gpu_us(g, g.nodes[0], GpuBackend::kCudnn, 90), predict_gpu_us(g, g.nodes[0], GpuBackend::kCudnn, 80));
   // The hybrid is no slower than either pure variant, and faster than both here.
   EXPECT_EQ(plan.totals.groups, 3);
+  EXPECT_EQ(plan.totals.costed, 3);
   EXPECT_EQ(plan.totals.measured, 0);
   EXPECT_LT(plan.totals.hybrid_us, plan.totals.all_halide_us);
   EXPECT_LT(plan.totals.hybrid_us, plan.totals.all_cudnn_us);
@@ -134,7 +206,7 @@ TEST(GpuBackends, PureVariantsAreForced) {
 }
 
 // The profile's layer lines become the times of their groups' keys (a name may hold
-// spaces, as TFLite's tensor names may); the relu (no Halide kernel, so no choice), an
+// spaces, as TFLite's tensor names may); the flatten (no kernel, so no choice), an
 // unknown layer and malformed lines are left out; a second backend's profile completes
 // the entries, which the choice then goes by.
 TEST(GpuBackends, TuneRecordsProfiledLayerTimesUnderTheChoiceKeys) {

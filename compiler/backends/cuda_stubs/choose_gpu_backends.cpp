@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "backends/halide/candidates.h"
+#include "backends/halide/node_kernel.h"
 #include "support/error.h"
 #include "tune/tuning_cache.h"
 
@@ -84,6 +85,20 @@ const char* gpu_backend_name(GpuBackend backend) {
 
 bool has_halide_cuda_kernel(const Node& node) {
   switch (node.op) {
+    case OpKind::Conv2d: return true;
+    // A concat's inputs mostly sit in their slices already (the memory plan puts
+    // them there), which only the stubs' copies skip. Resize's sample tables are
+    // buffers compiled into the kernel, which Halide would copy to the device
+    // once per process, outside the model's arena and context.
+    case OpKind::Concat:
+    case OpKind::ResizeBilinear:
+    case OpKind::ResizeNearest: return false;
+    default: return has_node_kernel(node.op);
+  }
+}
+
+bool has_gpu_cost_model(const Node& node) {
+  switch (node.op) {
     case OpKind::Conv2d:
     case OpKind::MaxPool2d:
     case OpKind::AvgPool2d:
@@ -94,6 +109,7 @@ bool has_halide_cuda_kernel(const Node& node) {
 }
 
 double predict_gpu_us(const Graph& g, const Node& node, GpuBackend backend, int cuda_capability) {
+  if (!has_gpu_cost_model(node)) return std::numeric_limits<double>::quiet_NaN();
   const GpuDevice& device = device_for(cuda_capability);
   const BackendCost& cost = backend == GpuBackend::kHalideCuda ? kHalideCost : kCudnnCost;
   double bytes = 0;
@@ -143,22 +159,26 @@ GpuBackendPlan choose_gpu_backends(const Graph& g, const GpuBackendOptions& opti
       all_measured = all_measured && measured != nullptr;
       time[static_cast<int>(b)] = predicted;
     }
+    const bool costed = all_measured || (!std::isnan(time[0]) && !std::isnan(time[1]));
     if (all_measured)
       for (int b = 0; b < 2; ++b) time[b] = record.candidates[static_cast<size_t>(b)].measured_us;
-    // Ties stay on cuDNN (the stubs' call), the rules' choice.
-    const GpuBackend fastest = time[1] < time[0] ? GpuBackend::kHalideCuda : GpuBackend::kCudnn;
+    // Ties, and groups neither measured nor predicted, stay on the stubs' call:
+    // the rules' choice.
+    const GpuBackend fastest = costed && time[1] < time[0] ? GpuBackend::kHalideCuda : GpuBackend::kCudnn;
     GpuBackend chosen = fastest;
-    record.by = all_measured ? "tuning cache" : "cost model";
+    record.by = all_measured ? "tuning cache" : costed ? "cost model" : "rules";
     if (options.mode != "auto") {
       chosen = options.mode == "halide" ? GpuBackend::kHalideCuda : GpuBackend::kCudnn;
       record.by = "--gpu-backends=" + options.mode;
     }
     record.rules = gpu_backend_name(GpuBackend::kCudnn);
-    record.fastest_alone = gpu_backend_name(fastest);
+    record.fastest_alone = costed ? gpu_backend_name(fastest) : "";
     record.chosen = gpu_backend_name(chosen);
     plan.backend[i] = chosen;
     plan.choices.push_back(std::move(record));
     ++plan.totals.groups;
+    if (!costed) continue;
+    ++plan.totals.costed;
     plan.totals.measured += all_measured ? 1 : 0;
     plan.totals.hybrid_us += time[static_cast<int>(chosen)];
     plan.totals.all_halide_us += time[1];

@@ -1,5 +1,5 @@
 // The backend of each fused group of a GPU library: a Halide CUDA kernel
-// (generators/conv2d_gpu.h, pool2d.h) or the CUDA stubs' own call (cuDNN for
+// (generators/conv2d_gpu.h, or the GPU schedule of another op's generator) or the CUDA stubs' own call (cuDNN for
 // convolutions, aotc's small kernels for the rest), the "cudnn" backend.
 //
 // Both backends read and write the same NCHW tensors in the same device arena,
@@ -36,11 +36,12 @@ struct GpuBackendOptions {
 };
 
 // The plan's time of one run, µs, summed over the groups with both backends
-// (measured where the tuning cache times both, else predicted), for the
-// choices made and for both pure variants; every other layer runs the stubs'
-// kernel in all three.
+// whose times are known (measured where the tuning cache times both, else
+// predicted), for the choices made and for both pure variants; every other
+// layer runs the stubs' kernel in all three.
 struct GpuPlanTotals {
   int groups = 0;    // nodes with a Halide CUDA candidate
+  int costed = 0;    // of which both candidates have a time
   int measured = 0;  // of which the tuning cache timed both candidates
   double hybrid_us = 0;      // the choices made
   double all_halide_us = 0;  // every such group on its Halide kernel
@@ -53,9 +54,15 @@ struct GpuBackendPlan {
   GpuPlanTotals totals;
 };
 
-// Whether `node` has a Halide CUDA kernel: convolutions (dense, grouped,
-// depthwise) and pooling (max, average, adaptive and global average).
+// Whether `node` has a Halide CUDA kernel: convolutions (generators/conv2d_gpu.h)
+// and every op with a node_kernel() (its generator's GPU schedule) but concat
+// and resize.
 bool has_halide_cuda_kernel(const Node& node);
+
+// Whether predict_gpu_us() has a model of `node`: convolutions and pooling,
+// the groups the H100's times were measured on. The others keep the stubs'
+// call unless the tuning cache times both backends.
+bool has_gpu_cost_model(const Node& node);
 
 // Whether the stubs run conv2d `node` as one cuDNN fused call: bias then relu,
 // or bias, add of a tensor of the output's shape, then relu (cuDNN fuses
@@ -65,7 +72,8 @@ bool cudnn_fuses_epilogue(const Graph& g, const Node& node);
 // Floating-point operations of conv2d `node`: 2 per multiply-add.
 double conv2d_flops(const Graph& g, const Node& node);
 
-// Predicted time of `node` on `backend`, µs, on the GPU of `cuda_capability`:
+// Predicted time of `node` on `backend`, µs, on the GPU of `cuda_capability`
+// (NaN without has_gpu_cost_model()):
 // one launch plus the largest of its arithmetic at the backend's efficiency, its
 // memory traffic, and (convolutions) its taps per output at the backend's
 // latency per tap; a cuDNN convolution whose epilogue it cannot fuse pays a

@@ -48,9 +48,11 @@ std::string cuda_report_json(const CudaStubModel& model, const CompiledObjects& 
   const GpuPlanTotals& t = model.totals;
   const nlohmann::ordered_json plan = {
       {"groups_with_two_backends", t.groups},
+      {"costed_groups", t.costed},
       {"measured_groups", t.measured},
-      {"note", "µs of one run summed over those groups (measured where the tuning cache has both backends, else "
-               "predicted); the other layers run the same in every variant"},
+      {"note", "µs of one run summed over the costed groups (measured where the tuning cache has both backends, "
+               "else predicted: the cost model covers convolutions and pooling); the other layers run the same in "
+               "every variant"},
       {"hybrid_us", t.hybrid_us},
       {"all_halide_us", t.all_halide_us},
       {"all_cudnn_us", t.all_cudnn_us}};
@@ -83,8 +85,8 @@ std::string cuda_report_summary(const CudaStubModel& model, int64_t weights_byte
           << facts.library_bytes << " bytes\n";
   const GpuPlanTotals& t = model.totals;
   if (t.groups > 0)
-    summary << "aotc: backend plan over the " << t.groups << " groups with both backends (" << t.measured
-            << " measured, the rest predicted): hybrid " << t.hybrid_us << " us, all Halide " << t.all_halide_us
+    summary << "aotc: backend plan over the " << t.costed << " of " << t.groups << " groups with both backends that have times ("
+            << t.measured << " measured, the rest predicted): hybrid " << t.hybrid_us << " us, all Halide " << t.all_halide_us
             << " us, all cuDNN " << t.all_cudnn_us << " us\n";
   return summary.str();
 }

@@ -11,6 +11,7 @@
 #include "aotc/aotc.h"
 #include "backends/graph_outputs.h"
 #include "backends/halide/candidates.h"
+#include "backends/halide/node_kernel.h"
 #include "generators/conv2d_gpu.h"
 #include "support/error.h"
 #include "support/names.h"
@@ -363,21 +364,35 @@ void Emitter::emit_concat(const Node& node) {
             std::to_string(copies) + " concat_copy kernels", 0, body.str());
 }
 
-// The node as a call of its Halide CUDA kernel over device buffers: the
-// node's inputs in order (input, weights as stored, bias, epilogue operands),
-// then its output.
+// The node as a call of its Halide CUDA kernel over device buffers: a
+// convolution's inputs in order (input, weights as stored, bias, epilogue
+// operands), any other node's its node_kernel() arguments (packed weights go to
+// the blob like any constant); then the output.
 void Emitter::emit_halide(const Node& node) {
   const TensorId out = node.outputs[0];
   std::function<gen::Kernel(const Halide::Target&)> build;
   double flops = 0;
+  std::vector<std::pair<std::string, Shape>> args;  // device pointer, shape
   if (node.op == OpKind::Conv2d) {
     const gen::Conv2dSpec spec = conv2d_spec(g_, node);
     build = [spec](const Halide::Target& t) { return gen::conv2d_gpu(spec, t); };
     flops = conv2d_flops(g_, node);
+    for (const TensorId id : node.inputs) args.emplace_back(pointer(id), g_.tensor(id).shape);
+    args.emplace_back(pointer(out), g_.tensor(out).shape);
   } else {
-    const gen::Pool2dSpec spec = pool2d_spec(g_, node);
-    build = [spec](const Halide::Target& t) { return gen::pool2d(spec, t); };
-    flops = static_cast<double>(num_elements(spec.input_shape));
+    const NodeKernel k = node_kernel(g_, node);
+    build = k.step.build;
+    flops = k.step.flops;
+    for (const StepArg& a : k.step.args) {
+      if (a.kind == StepArg::Kind::kPacked) {
+        const gen::PackedWeights w = k.packed[static_cast<size_t>(a.packed)]();
+        const int64_t offset = append_blob(w.data);
+        weight_slots_.push_back({offset, w.shape});
+        args.emplace_back("weight(m, " + std::to_string(offset) + ")", w.shape);
+      } else {
+        args.emplace_back(pointer(a.tensor), a.shape);
+      }
+    }
   }
   const std::string key = node_description(g_, node);
   auto found = halide_kernel_index_.find(key);
@@ -387,19 +402,17 @@ void Emitter::emit_halide(const Node& node) {
         "aotc_" + c_identifier(g_.name) + "_h" + std::to_string(k) + "_" + op_name(node.op), key, build));
     found = halide_kernel_index_.emplace(key, k).first;
     halide_declarations_ += "int " + model_.halide_kernels[k].function + "(void* user_context";
-    for (size_t i = 0; i <= node.inputs.size(); ++i) halide_declarations_ += ", halide_buffer_t*";
+    for (size_t i = 0; i < args.size(); ++i) halide_declarations_ += ", halide_buffer_t*";
     halide_declarations_ += ");\n";
   }
   const std::string& function = model_.halide_kernels[found->second].function;
-  std::vector<TensorId> args = node.inputs;
-  args.push_back(out);
   std::ostringstream body, shapes, ranks, data, buffers;
   for (size_t i = 0; i < args.size(); ++i) {
-    const Shape& s = g_.tensor(args[i]).shape;
+    const Shape& s = args[i].second;
     if (s.size() > kMaxRank) unsupported(node, "handle tensors of rank up to 6");
     shapes << (i ? ", " : "") << list(s);
     ranks << (i ? ", " : "") << s.size();
-    data << (i ? ", " : "") << pointer(args[i]);
+    data << (i ? ", " : "") << args[i].first;
     buffers << ", &a.buffers[" << i << "]";
   }
   body << "  static const int64_t kShapes[][kMaxRank] = {" << shapes.str() << "};\n"

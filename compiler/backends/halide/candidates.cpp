@@ -30,6 +30,15 @@ gen::PostOpSpec post_op_spec(const Graph& g, const Node& node, const PostOp& p) 
   return spec;
 }
 
+// Whether the kernel's output loops over GPU blocks: a generator without a GPU
+// schedule compiles for a CUDA target too, as host code that would dereference
+// the device pointers it is given.
+bool runs_on_gpu(const Halide::Func& output) {
+  for (const Halide::Internal::Dim& d : output.function().definition().schedule().dims())
+    if (d.for_type == Halide::Internal::ForType::GPUBlock) return true;
+  return false;
+}
+
 }  // namespace
 
 std::string shape_text(const Shape& s) {
@@ -74,6 +83,7 @@ KernelSource halide_kernel_source(const std::string& function, const std::string
     const Halide::Target t =
         Halide::Target(target).with_feature(Halide::Target::NoRuntime).with_feature(Halide::Target::UserContext);
     gen::Kernel k = build(t);
+    AOTC_CHECK(!t.has_gpu_feature() || runs_on_gpu(k.output), function, ": its generator has no GPU schedule");
     std::vector<Halide::Argument> arguments(k.inputs.begin(), k.inputs.end());
     k.output.compile_to_object(object, arguments, function, t);
     return k.schedule;

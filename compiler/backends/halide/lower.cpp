@@ -13,16 +13,8 @@
 #include "backends/halide/candidates.h"
 #include "backends/halide/group_plan.h"
 #include "backends/halide/halide_backend.h"
-#include "generators/concat.h"
-#include "generators/conv_transpose2d.h"
-#include "generators/depth_to_space.h"
+#include "backends/halide/node_kernel.h"
 #include "generators/elementwise.h"
-#include "generators/linear.h"
-#include "generators/pad.h"
-#include "generators/pool2d.h"
-#include "generators/resize.h"
-#include "generators/softmax.h"
-#include "generators/transpose.h"
 #include "ir/printer.h"
 #include "support/names.h"
 #include "support/error.h"
@@ -122,10 +114,6 @@ class Lowering {
     return r;
   }
 
-  const Tensor& constant_input(const Node& node, size_t i, const char* what) {
-    return aotc::constant_input(g_, node, i, what);
-  }
-
   std::vector<gen::PostOpSpec> epilogue(const Node& node) { return epilogue_specs(g_, node); }
 
   void epilogue_args(const Node& node, std::vector<BufferRef>& args) {
@@ -220,39 +208,14 @@ class Lowering {
     model_.choices.push_back(std::move(record));
   }
 
-  // An elementwise op (OpClass::kElementwise, kElementwiseWithParameters) with
-  // the elementwise generator, whose guarded tails the memory plan's in-place
-  // outputs rely on.
-  void lower_elementwise(const Node& node) {
-    gen::ElementwiseSpec spec;
-    switch (node.op) {
-      case OpKind::Relu: spec.kind = gen::ElementwiseSpec::Kind::kRelu; break;
-      case OpKind::Clamp:
-        spec.kind = gen::ElementwiseSpec::Kind::kClamp;
-        spec.min = node.attr<ClampAttrs>().min;
-        spec.max = node.attr<ClampAttrs>().max;
-        break;
-      case OpKind::HardSwish: spec.kind = gen::ElementwiseSpec::Kind::kHardSwish; break;
-      case OpKind::Sigmoid: spec.kind = gen::ElementwiseSpec::Kind::kSigmoid; break;
-      case OpKind::Tanh: spec.kind = gen::ElementwiseSpec::Kind::kTanh; break;
-      case OpKind::Affine: spec.kind = gen::ElementwiseSpec::Kind::kAffine; break;
-      case OpKind::Add: spec.kind = gen::ElementwiseSpec::Kind::kAdd; break;
-      case OpKind::Mul: spec.kind = gen::ElementwiseSpec::Kind::kMul; break;
-      case OpKind::PRelu: spec.kind = gen::ElementwiseSpec::Kind::kPRelu; break;
-      default: AOTC_CHECK(false, "no elementwise kernel for op ", op_name(node.op));
-    }
+  // The node's one kernel (node_kernel.h) as a call over the memory plan.
+  void lower_node_kernel(const Node& node) {
+    const NodeKernel k = node_kernel(g_, node);
     std::vector<BufferRef> args;
-    for (size_t i = 0; i < node.op_operand_count(); ++i) {
-      spec.input_shapes.push_back(g_.tensor(node.inputs[i]).shape);
-      args.push_back(ref(node.inputs[i]));
-    }
-    spec.output_shape = g_.tensor(node.outputs[0]).shape;
-    spec.epilogue = epilogue(node);
-    epilogue_args(node, args);
-    args.push_back(ref(node.outputs[0]));
-    const double outputs = static_cast<double>(num_elements(spec.output_shape));
-    add_node_call(node, std::move(args), outputs * static_cast<double>(1 + node.epilogue.size()),
-                  [spec](const Halide::Target& t) { return gen::elementwise(spec, t); });
+    for (const StepArg& a : k.step.args)
+      args.push_back(a.kind == StepArg::Kind::kPacked ? packed(k.packed[static_cast<size_t>(a.packed)]())
+                                                      : ref(a.tensor, a.shape));
+    add_node_call(node, std::move(args), k.step.flops, k.step.build);
   }
 
   // Reshape, flatten, dropout (OpClass::kAlias): free when the memory plan let
@@ -318,161 +281,13 @@ void Lowering::lower_node(const Node& node) {
   if (node.op == OpKind::BatchNorm)
     fail(ExitCode::kUnsupported, "node '", node.name,
          "' (batch_norm): code generation needs batch_norm folded or made affine (keep the fold-batch-norm pass on)");
-  switch (op_class(node.op)) {
-    case OpClass::kElementwise:
-    case OpClass::kElementwiseWithParameters: lower_elementwise(node); return;
-    case OpClass::kAlias: lower_alias(node); return;
-    case OpClass::kOther: break;
+  if (op_class(node.op) == OpClass::kAlias) {
+    lower_alias(node);
+  } else if (node.op == OpKind::Conv2d) {
+    lower_group(node, groups_.groups.at(static_cast<size_t>(step_)));
+  } else if (node.op != OpKind::Concat || !lower_concat_in_place(node)) {
+    lower_node_kernel(node);
   }
-  const TensorId out = node.outputs[0];
-  const Shape& out_shape = g_.tensor(out).shape;
-  const double out_elements = static_cast<double>(num_elements(out_shape));
-  const double epilogue_flops = out_elements * static_cast<double>(node.epilogue.size());
-  std::vector<BufferRef> args;
-
-  switch (node.op) {
-    case OpKind::Conv2d:
-      lower_group(node, groups_.groups.at(static_cast<size_t>(step_)));
-      return;
-    case OpKind::ConvTranspose2d: {
-      const auto& a = node.attr<ConvTranspose2dAttrs>();
-      const Tensor& w = constant_input(node, 1, "weight");
-      gen::ConvTranspose2dSpec spec;
-      spec.input_shape = g_.tensor(node.inputs[0]).shape;
-      spec.out_channels = w.shape[1];
-      spec.kernel = {static_cast<int>(w.shape[2]), static_cast<int>(w.shape[3])};
-      spec.stride = a.stride;
-      spec.pad = a.pad;
-      spec.has_bias = node.op_operand_count() == 3;
-      spec.epilogue = epilogue(node);
-      args.push_back(ref(node.inputs[0]));
-      args.push_back(packed(gen::pack_conv_transpose2d_weights(spec, w.data->data())));
-      if (spec.has_bias) args.push_back(ref(node.inputs[2]));
-      epilogue_args(node, args);
-      args.push_back(ref(out));
-      // Every input value times every tap and output channel (the cropped rows included).
-      const double macs = static_cast<double>(num_elements(spec.input_shape) * w.shape[1] * w.shape[2] * w.shape[3]);
-      add_node_call(node, std::move(args), 2 * macs + epilogue_flops,
-               [spec](const Halide::Target& t) { return gen::conv_transpose2d(spec, t); });
-      return;
-    }
-    case OpKind::Linear: {
-      const Tensor& w = constant_input(node, 1, "weight");
-      const Shape& x = g_.tensor(node.inputs[0]).shape;
-      gen::LinearSpec spec;
-      spec.batch = x[0];
-      spec.in_features = w.shape[1];
-      spec.out_features = w.shape[0];
-      spec.has_bias = node.op_operand_count() == 3;
-      spec.epilogue = epilogue(node);
-      args.push_back(ref(node.inputs[0], {spec.batch, spec.in_features}));  // linear flattens its input
-      args.push_back(packed(gen::pack_linear_weights(spec, w.data->data())));
-      if (spec.has_bias) args.push_back(ref(node.inputs[2]));
-      epilogue_args(node, args);
-      args.push_back(ref(out));
-      add_node_call(node, std::move(args), 2 * out_elements * static_cast<double>(spec.in_features) + epilogue_flops,
-               [spec](const Halide::Target& t) { return gen::linear(spec, t); });
-      return;
-    }
-    case OpKind::MaxPool2d:
-    case OpKind::AvgPool2d:
-    case OpKind::AdaptiveAvgPool2d:
-    case OpKind::GlobalAvgPool: {
-      const gen::Pool2dSpec spec = pool2d_spec(g_, node);
-      const double window = spec.kind == gen::Pool2dSpec::Kind::kAdaptiveAverage
-                                ? static_cast<double>(num_elements(spec.input_shape)) / out_elements
-                                : spec.kernel[0] * spec.kernel[1];
-      args.push_back(ref(node.inputs[0]));
-      epilogue_args(node, args);
-      args.push_back(ref(out));
-      add_node_call(node, std::move(args), out_elements * window + epilogue_flops,
-               [spec](const Halide::Target& t) { return gen::pool2d(spec, t); });
-      return;
-    }
-    case OpKind::Concat: {
-      if (lower_concat_in_place(node)) return;
-      gen::ConcatSpec spec;
-      spec.axis = node.attr<AxisAttrs>().axis;
-      for (size_t i = 0; i < node.op_operand_count(); ++i) {
-        spec.input_shapes.push_back(g_.tensor(node.inputs[i]).shape);
-        args.push_back(ref(node.inputs[i]));
-      }
-      spec.epilogue = epilogue(node);
-      epilogue_args(node, args);
-      args.push_back(ref(out));
-      add_node_call(node, std::move(args), epilogue_flops,
-               [spec](const Halide::Target& t) { return gen::concat(spec, t); });
-      return;
-    }
-    case OpKind::Softmax: {
-      gen::SoftmaxSpec spec;
-      spec.shape = out_shape;
-      spec.axis = node.attr<AxisAttrs>().axis;
-      spec.epilogue = epilogue(node);
-      args.push_back(ref(node.inputs[0]));
-      epilogue_args(node, args);
-      args.push_back(ref(out));
-      add_node_call(node, std::move(args), 4 * out_elements + epilogue_flops,
-               [spec](const Halide::Target& t) { return gen::softmax(spec, t); });
-      return;
-    }
-    case OpKind::Pad: {
-      gen::PadSpec spec;
-      spec.input_shape = g_.tensor(node.inputs[0]).shape;
-      spec.pads = node.attr<PadAttrs>().pads;
-      spec.value = node.attr<PadAttrs>().value;
-      spec.epilogue = epilogue(node);
-      args.push_back(ref(node.inputs[0]));
-      epilogue_args(node, args);
-      args.push_back(ref(out));
-      add_node_call(node, std::move(args), epilogue_flops,
-               [spec](const Halide::Target& t) { return gen::pad(spec, t); });
-      return;
-    }
-    case OpKind::Transpose: {
-      gen::TransposeSpec spec;
-      spec.input_shape = g_.tensor(node.inputs[0]).shape;
-      spec.perm = node.attr<TransposeAttrs>().perm;
-      spec.epilogue = epilogue(node);
-      args.push_back(ref(node.inputs[0]));
-      epilogue_args(node, args);
-      args.push_back(ref(out));
-      add_node_call(node, std::move(args), epilogue_flops,
-               [spec](const Halide::Target& t) { return gen::transpose(spec, t); });
-      return;
-    }
-    case OpKind::ResizeBilinear:
-    case OpKind::ResizeNearest: {
-      const auto& a = node.attr<ResizeAttrs>();
-      gen::ResizeSpec spec;
-      spec.kind = node.op == OpKind::ResizeBilinear ? gen::ResizeSpec::Kind::kBilinear : gen::ResizeSpec::Kind::kNearest;
-      spec.input_shape = g_.tensor(node.inputs[0]).shape;
-      spec.size = {a.size[0], a.size[1]};
-      spec.align_corners = a.align_corners;
-      spec.half_pixel_centers = a.half_pixel_centers;
-      spec.epilogue = epilogue(node);
-      args.push_back(ref(node.inputs[0]));
-      epilogue_args(node, args);
-      args.push_back(ref(out));
-      // Bilinear: 3 multiply-adds per output (rows blended once per output row).
-      const double per_output = node.op == OpKind::ResizeBilinear ? 6 : 0;
-      add_node_call(node, std::move(args), per_output * out_elements + epilogue_flops,
-               [spec](const Halide::Target& t) { return gen::resize(spec, t); });
-      return;
-    }
-    case OpKind::DepthToSpace: {
-      const gen::DepthToSpaceSpec spec{g_.tensor(node.inputs[0]).shape, node.attr<DepthToSpaceAttrs>().block,
-                                       epilogue(node)};
-      args.push_back(ref(node.inputs[0]));
-      epilogue_args(node, args);
-      args.push_back(ref(out));
-      add_node_call(node, std::move(args), epilogue_flops,
-               [spec](const Halide::Target& t) { return gen::depth_to_space(spec, t); });
-      return;
-    }
-    default: break;
-  }
-  AOTC_CHECK(false, "no lowering for op ", op_name(node.op));
 }
 
 }  // namespace

@@ -1,0 +1,229 @@
+#include "backends/halide/node_kernel.h"
+
+#include "generators/concat.h"
+#include "generators/conv_transpose2d.h"
+#include "generators/depth_to_space.h"
+#include "generators/elementwise.h"
+#include "generators/linear.h"
+#include "generators/pad.h"
+#include "generators/pool2d.h"
+#include "generators/resize.h"
+#include "generators/softmax.h"
+#include "generators/transpose.h"
+#include "ir/printer.h"
+#include "support/error.h"
+
+namespace aotc {
+namespace {
+
+// Builds a node's kernel step: its arguments in call order.
+class StepBuilder {
+ public:
+  StepBuilder(const Graph& g, const Node& node) : g_(g), node_(node) {
+    kernel_.step.key = node_description(g, node);
+    kernel_.step.suffix = op_name(node.op);
+    kernel_.step.ops = op_signature(node);
+  }
+
+  void tensor(TensorId id) { tensor(id, g_.tensor(id).shape); }
+  void tensor(TensorId id, const Shape& shape) {
+    StepArg a;
+    a.tensor = id;
+    a.shape = shape;
+    kernel_.step.args.push_back(std::move(a));
+  }
+  void packed(std::function<gen::PackedWeights()> pack) {
+    StepArg a;
+    a.kind = StepArg::Kind::kPacked;
+    a.packed = static_cast<int>(kernel_.packed.size());
+    kernel_.packed.push_back(std::move(pack));
+    kernel_.step.args.push_back(std::move(a));
+  }
+  // The op's first `count` inputs as they are.
+  void inputs(size_t count) {
+    for (size_t i = 0; i < count; ++i) tensor(node_.inputs[i]);
+  }
+
+  // Appends the epilogue operands and the output; `op_flops` are the op's
+  // own, to which the epilogue's (one per output and post-op) are added.
+  NodeKernel finish(std::function<gen::Kernel(const Halide::Target&)> build, double op_flops) {
+    for (size_t i = node_.op_operand_count(); i < node_.inputs.size(); ++i) tensor(node_.inputs[i]);
+    tensor(node_.outputs[0]);
+    kernel_.step.build = std::move(build);
+    kernel_.step.flops = op_flops + output_elements() * static_cast<double>(node_.epilogue.size());
+    return std::move(kernel_);
+  }
+
+  double output_elements() const { return static_cast<double>(num_elements(g_.tensor(node_.outputs[0]).shape)); }
+
+ private:
+  const Graph& g_;
+  const Node& node_;
+  NodeKernel kernel_;
+};
+
+gen::ElementwiseSpec::Kind elementwise_kind(OpKind op) {
+  using Kind = gen::ElementwiseSpec::Kind;
+  switch (op) {
+    case OpKind::Relu: return Kind::kRelu;
+    case OpKind::Clamp: return Kind::kClamp;
+    case OpKind::HardSwish: return Kind::kHardSwish;
+    case OpKind::Sigmoid: return Kind::kSigmoid;
+    case OpKind::Tanh: return Kind::kTanh;
+    case OpKind::Affine: return Kind::kAffine;
+    case OpKind::Add: return Kind::kAdd;
+    case OpKind::Mul: return Kind::kMul;
+    case OpKind::PRelu: return Kind::kPRelu;
+    default: AOTC_CHECK(false, "no elementwise kernel for op ", op_name(op));
+  }
+  return Kind::kCopy;
+}
+
+// An elementwise op (OpClass::kElementwise, kElementwiseWithParameters) with
+// the elementwise generator, whose guarded tails the memory plan's in-place
+// outputs rely on.
+NodeKernel elementwise_kernel(const Graph& g, const Node& node) {
+  StepBuilder b(g, node);
+  gen::ElementwiseSpec spec;
+  spec.kind = elementwise_kind(node.op);
+  if (node.op == OpKind::Clamp) {
+    spec.min = node.attr<ClampAttrs>().min;
+    spec.max = node.attr<ClampAttrs>().max;
+  }
+  for (size_t i = 0; i < node.op_operand_count(); ++i) spec.input_shapes.push_back(g.tensor(node.inputs[i]).shape);
+  b.inputs(node.op_operand_count());
+  spec.output_shape = g.tensor(node.outputs[0]).shape;
+  spec.epilogue = epilogue_specs(g, node);
+  // The op counts as one more post-op.
+  return b.finish([spec](const Halide::Target& t) { return gen::elementwise(spec, t); }, b.output_elements());
+}
+
+}  // namespace
+
+bool has_node_kernel(OpKind op) {
+  switch (op) {
+    case OpKind::Conv2d:
+    case OpKind::BatchNorm: return false;
+    default: return op_class(op) != OpClass::kAlias;
+  }
+}
+
+NodeKernel node_kernel(const Graph& g, const Node& node) {
+  AOTC_CHECK(has_node_kernel(node.op), "no single kernel for op ", op_name(node.op));
+  switch (op_class(node.op)) {
+    case OpClass::kElementwise:
+    case OpClass::kElementwiseWithParameters: return elementwise_kernel(g, node);
+    case OpClass::kAlias:
+    case OpClass::kOther: break;
+  }
+  StepBuilder b(g, node);
+  const Shape& out_shape = g.tensor(node.outputs[0]).shape;
+  const double out_elements = b.output_elements();
+  switch (node.op) {
+    case OpKind::ConvTranspose2d: {
+      const auto& a = node.attr<ConvTranspose2dAttrs>();
+      const Tensor& w = constant_input(g, node, 1, "weight");
+      gen::ConvTranspose2dSpec spec;
+      spec.input_shape = g.tensor(node.inputs[0]).shape;
+      spec.out_channels = w.shape[1];
+      spec.kernel = {static_cast<int>(w.shape[2]), static_cast<int>(w.shape[3])};
+      spec.stride = a.stride;
+      spec.pad = a.pad;
+      spec.has_bias = node.op_operand_count() == 3;
+      spec.epilogue = epilogue_specs(g, node);
+      b.tensor(node.inputs[0]);
+      const std::shared_ptr<const std::vector<float>> data = w.data;
+      b.packed([spec, data] { return gen::pack_conv_transpose2d_weights(spec, data->data()); });
+      if (spec.has_bias) b.tensor(node.inputs[2]);
+      // Every input value times every tap and output channel (the cropped rows included).
+      const double macs = static_cast<double>(num_elements(spec.input_shape) * w.shape[1] * w.shape[2] * w.shape[3]);
+      return b.finish([spec](const Halide::Target& t) { return gen::conv_transpose2d(spec, t); }, 2 * macs);
+    }
+    case OpKind::Linear: {
+      const Tensor& w = constant_input(g, node, 1, "weight");
+      const Shape& x = g.tensor(node.inputs[0]).shape;
+      gen::LinearSpec spec;
+      spec.batch = x[0];
+      spec.in_features = w.shape[1];
+      spec.out_features = w.shape[0];
+      spec.has_bias = node.op_operand_count() == 3;
+      spec.epilogue = epilogue_specs(g, node);
+      b.tensor(node.inputs[0], {spec.batch, spec.in_features});  // linear flattens its input
+      const std::shared_ptr<const std::vector<float>> data = w.data;
+      b.packed([spec, data] { return gen::pack_linear_weights(spec, data->data()); });
+      if (spec.has_bias) b.tensor(node.inputs[2]);
+      return b.finish([spec](const Halide::Target& t) { return gen::linear(spec, t); },
+                      2 * out_elements * static_cast<double>(spec.in_features));
+    }
+    case OpKind::MaxPool2d:
+    case OpKind::AvgPool2d:
+    case OpKind::AdaptiveAvgPool2d:
+    case OpKind::GlobalAvgPool: {
+      const gen::Pool2dSpec spec = pool2d_spec(g, node);
+      const double window = spec.kind == gen::Pool2dSpec::Kind::kAdaptiveAverage
+                                ? static_cast<double>(num_elements(spec.input_shape)) / out_elements
+                                : spec.kernel[0] * spec.kernel[1];
+      b.tensor(node.inputs[0]);
+      return b.finish([spec](const Halide::Target& t) { return gen::pool2d(spec, t); }, out_elements * window);
+    }
+    case OpKind::Concat: {
+      gen::ConcatSpec spec;
+      spec.axis = node.attr<AxisAttrs>().axis;
+      for (size_t i = 0; i < node.op_operand_count(); ++i) spec.input_shapes.push_back(g.tensor(node.inputs[i]).shape);
+      b.inputs(node.op_operand_count());
+      spec.epilogue = epilogue_specs(g, node);
+      return b.finish([spec](const Halide::Target& t) { return gen::concat(spec, t); }, 0);
+    }
+    case OpKind::Softmax: {
+      gen::SoftmaxSpec spec;
+      spec.shape = out_shape;
+      spec.axis = node.attr<AxisAttrs>().axis;
+      spec.epilogue = epilogue_specs(g, node);
+      b.tensor(node.inputs[0]);
+      return b.finish([spec](const Halide::Target& t) { return gen::softmax(spec, t); }, 4 * out_elements);
+    }
+    case OpKind::Pad: {
+      gen::PadSpec spec;
+      spec.input_shape = g.tensor(node.inputs[0]).shape;
+      spec.pads = node.attr<PadAttrs>().pads;
+      spec.value = node.attr<PadAttrs>().value;
+      spec.epilogue = epilogue_specs(g, node);
+      b.tensor(node.inputs[0]);
+      return b.finish([spec](const Halide::Target& t) { return gen::pad(spec, t); }, 0);
+    }
+    case OpKind::Transpose: {
+      gen::TransposeSpec spec;
+      spec.input_shape = g.tensor(node.inputs[0]).shape;
+      spec.perm = node.attr<TransposeAttrs>().perm;
+      spec.epilogue = epilogue_specs(g, node);
+      b.tensor(node.inputs[0]);
+      return b.finish([spec](const Halide::Target& t) { return gen::transpose(spec, t); }, 0);
+    }
+    case OpKind::ResizeBilinear:
+    case OpKind::ResizeNearest: {
+      const auto& a = node.attr<ResizeAttrs>();
+      gen::ResizeSpec spec;
+      spec.kind = node.op == OpKind::ResizeBilinear ? gen::ResizeSpec::Kind::kBilinear : gen::ResizeSpec::Kind::kNearest;
+      spec.input_shape = g.tensor(node.inputs[0]).shape;
+      spec.size = {a.size[0], a.size[1]};
+      spec.align_corners = a.align_corners;
+      spec.half_pixel_centers = a.half_pixel_centers;
+      spec.epilogue = epilogue_specs(g, node);
+      b.tensor(node.inputs[0]);
+      // Bilinear: 3 multiply-adds per output (rows blended once per output row).
+      const double per_output = node.op == OpKind::ResizeBilinear ? 6 : 0;
+      return b.finish([spec](const Halide::Target& t) { return gen::resize(spec, t); }, per_output * out_elements);
+    }
+    case OpKind::DepthToSpace: {
+      const gen::DepthToSpaceSpec spec{g.tensor(node.inputs[0]).shape, node.attr<DepthToSpaceAttrs>().block,
+                                       epilogue_specs(g, node)};
+      b.tensor(node.inputs[0]);
+      return b.finish([spec](const Halide::Target& t) { return gen::depth_to_space(spec, t); }, 0);
+    }
+    default: break;
+  }
+  AOTC_CHECK(false, "no lowering for op ", op_name(node.op));
+  return {};
+}
+
+}  // namespace aotc

@@ -1,0 +1,34 @@
+// The one Halide kernel that runs a node of any op but conv2d (whose candidates
+// are conv_candidates.cpp's) and the aliases (reshape, flatten, dropout: free,
+// or a copy): its generator for the node's exact shapes, attributes and
+// epilogue, and where each argument comes from. The CPU lowering
+// (backends/halide/lower.cpp) and a CUDA library's Halide kernels
+// (backends/cuda_stubs/lower_cuda_stubs.cpp) both build their calls from it, so
+// a node computes the same thing on either; the generator picks the schedule
+// for the target it is compiled for.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "backends/halide/candidates.h"
+#include "ir/graph.h"
+
+namespace aotc {
+
+struct NodeKernel {
+  // key: node_description(); suffix: the op's name; args: the op's inputs
+  // (kTensor, possibly a reshaped view, or kPacked), the epilogue operands,
+  // then the output.
+  KernelStep step;
+  // The weights the kPacked arguments read, in the layout the generator takes.
+  std::vector<std::function<gen::PackedWeights()>> packed;
+};
+
+// Whether node_kernel() covers `op`.
+bool has_node_kernel(OpKind op);
+
+// Throws UserError(kUnsupported) when the node's weights are not constant.
+NodeKernel node_kernel(const Graph& g, const Node& node);
+
+}  // namespace aotc
