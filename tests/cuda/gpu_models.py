@@ -210,8 +210,10 @@ def check(args):
             if diff / scale >= worst[2]:
                 worst = (diff, scale, diff / scale)
         diff, scale, ratio = worst
+        # A refused capture is no error (the layers run one by one), but costs a host call each.
+        graph = "CUDA graph" if "cuda_graph 1" in result.stdout else "NO CUDA GRAPH (capture refused)"
         print(f"{directory.name:32s} {diff:10.3g} {scale:10.3g} {ratio:9.2e}  "
-              f"{'ok' if ok else 'MISMATCH'} ({seconds:.1f} s with create)")
+              f"{'ok' if ok else 'MISMATCH'} ({seconds:.1f} s with create, {graph})")
         if not ok:
             failures.append(directory.name)
     if failures:

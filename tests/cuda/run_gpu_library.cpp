@@ -8,15 +8,17 @@
 // Built per model with -DAOTC_MODEL=<name> against OUT/<name>.h and OUT/lib<name>.a.
 // It runs the model twice: from host pointers (run) and from device pointers
 // (run_device, with its own cudaMalloc'd tensors), and fails unless both give the same
-// bytes, and once more layer by layer (with a timing callback, which turns the library's
-// CUDA graph off). Outputs start as NaN, so an output the library never writes cannot pass.
+// bytes, prints "cuda_graph 1" if those runs replayed a captured CUDA graph (0: a capture
+// was refused, the layers ran one by one), and runs once more layer by layer (with a
+// timing callback, which turns the library's CUDA graph off). Outputs start as NaN, so an
+// output the library never writes cannot pass.
 // Without a usable GPU, create returns AOTC_ERROR_DEVICE_UNAVAILABLE: the program prints
 // the library's message and exits 77, which ctest reports as skipped. With
 // --expect-unavailable it exits 0 exactly when create says so (CUDA_VISIBLE_DEVICES=,
 // no driver), also through the header's C++ class, and checks the API's argument errors on
 // the way. With --time it times RUNS
 // runs from device pointers (bench/gpu) after as many warm-up runs, each between two CUDA
-// events on the model's own stream, and prints "median_ms M min_ms L"; then a line
+// events on the model's own stream, and prints "median_ms M min_ms L cuda_graph G"; then a line
 // "layer NAME US" per layer: its time on the GPU alone (the library's profile_layers,
 // RUNS replays of the layer as a CUDA graph of its own).
 // Built with -DAOTC_EXTERNAL_WEIGHTS for a library of aotc --weights=external, it reads
@@ -174,7 +176,8 @@ int expect_unavailable() {
   return 0;
 }
 
-// Median and minimum of `runs` timed runs from device pointers, after as many warm-up runs.
+// Median and minimum of `runs` timed runs from device pointers, after as many warm-up runs,
+// and whether they replayed one captured CUDA graph (1) or launched the layers one by one (0).
 int time_runs(GPU* model, cudaStream_t stream, aotc_context* context, const float* const* inputs,
               float* const* outputs, int runs) {
   cudaEvent_t begin, end;
@@ -194,7 +197,8 @@ int time_runs(GPU* model, cudaStream_t stream, aotc_context* context, const floa
     if (i >= runs) milliseconds.push_back(ms);
   }
   std::sort(milliseconds.begin(), milliseconds.end());
-  std::printf("median_ms %.4f min_ms %.4f\n", milliseconds[milliseconds.size() / 2], milliseconds.front());
+  std::printf("median_ms %.4f min_ms %.4f cuda_graph %d\n", milliseconds[milliseconds.size() / 2], milliseconds.front(),
+              AOTC_FN(AOTC_MODEL, _runs_cuda_graph)(model));
   cudaEventDestroy(begin);
   cudaEventDestroy(end);
   return 0;
@@ -283,6 +287,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  if (!timing) std::printf("cuda_graph %d\n", AOTC_FN(AOTC_MODEL, _runs_cuda_graph)(model));
   // Once more layer by layer (a timing callback turns the CUDA graph off): the same bytes.
   int layers_timed = 0;
   context.timing = [](void* count, const char*, double) { ++*static_cast<int*>(count); };

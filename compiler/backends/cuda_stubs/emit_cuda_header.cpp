@@ -1,5 +1,5 @@
 // The generated public header of a GPU library: the device arena's size, the
-// create / run / run_device / profile_layers / destroy entry points, and a
+// create / run / run_device / profile_layers / runs_cuda_graph / destroy entry points, and a
 // header-only C++ class over them.
 #include <sstream>
 
@@ -28,6 +28,11 @@ int FN_run_device(FN_gpu* model, aotc_context* context, const float* const* inpu
  * (required), in execution order. For tuning (bench/gpu writes a tuning cache from it). */
 int FN_profile_layers(FN_gpu* model, aotc_context* context, const float* const* inputs, float* const* outputs,
                       int replays);
+/* 1 while runs replay the layers as one captured CUDA graph (one launch a run), 0 before
+ * the first run and once a capture was refused (by the stream, or by a library call that
+ * cannot be captured): the layers are then launched one by one, which costs a host call
+ * each. Runs with a timing callback launch them one by one too, but leave this as it is. */
+int FN_runs_cuda_graph(const FN_gpu* model);
 /* Frees the device arena and cuDNN's handle. NULL is ignored. */
 void FN_destroy(FN_gpu* model);
 )";
@@ -92,6 +97,9 @@ class GpuModel {
     context_.timing = callback;
     context_.timing_user_data = user_data;
   }
+
+  // Whether runs replay one captured CUDA graph (FN_runs_cuda_graph).
+  bool runs_cuda_graph() const noexcept { return FN_runs_cuda_graph(model_) == 1; }
 
   // The message of the last failure, or "".
   const char* last_error() const noexcept { return context_.error; }

@@ -902,6 +902,9 @@ std::string Emitter::source() const {
      << "extern \"C\" {\n\n"
      << "size_t " << fn << "_device_arena_bytes(void) { return kDeviceArenaBytes; }\n\n"
      << create_entry_points(fn)
+     << "int " << fn << "_runs_cuda_graph(const " << fn << "_gpu* model) {\n"
+     << "  return model != nullptr && !model->m.graphs_off && model->m.graph != nullptr ? 1 : 0;\n"
+     << "}\n\n"
      << "void " << fn << "_destroy(" << fn << "_gpu* model) {\n"
      << "  if (model == nullptr) return;\n"
      << "  destroy_model(model->m);\n"
