@@ -61,7 +61,7 @@ std::string schedule_depthwise(GpuConvFuncs& f, const Shape& out) {
 }  // namespace
 
 Kernel conv2d_gpu(const Conv2dSpec& spec, const Halide::Target& target) {
-  require(target.has_feature(Halide::Target::CUDA), "conv2d_gpu: the target must have the cuda feature");
+  require(target.has_gpu_feature(), "conv2d_gpu: the target must have a GPU feature (cuda; opencl in tests)");
   const Shape out_shape = conv2d_output_shape(spec);
   const int64_t c_per_group = spec.input_shape[1] / spec.groups;
   const int64_t o_per_group = spec.out_channels / spec.groups;

@@ -117,7 +117,7 @@ Kernel conv_transpose2d(const ConvTranspose2dSpec& spec, const Halide::Target& t
   constrain_output(output, out_shape);
 
   /* schedule */
-  if (target.has_feature(Halide::Target::CUDA)) {
+  if (target.has_gpu_feature()) {
     // A thread: up to kGpuChannels output channels of one pixel, accumulated
     // in registers over (c, taps) of its phase; threads along output rows,
     // 32-128 pixels per block.

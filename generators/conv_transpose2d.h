@@ -17,7 +17,7 @@
 // output channels accumulates over (c, jy, jx); the phases are unrolled, so
 // the reads are dense vectors and the strided stores of the phases merge into
 // dense ones. Input padding is read through bounds checks that Halide moves
-// out of the interior tiles. For a CUDA target: a thread computes 8 output
+// out of the interior tiles. For a GPU target: a thread computes 8 output
 // channels of one pixel in registers, blocks of 32-128 pixels.
 #pragma once
 

@@ -37,7 +37,7 @@ Kernel depth_to_space(const DepthToSpaceSpec& spec, const Halide::Target& target
   constrain_output(output, out_shape);
 
   /* schedule */
-  if (target.has_feature(Halide::Target::CUDA)) {
+  if (target.has_gpu_feature()) {
     // A thread per output value, warps along output rows (coalesced writes;
     // the reads of b neighbouring threads alternate between b planes).
     const int columns = gpu_threads_for(out_shape[3], 8, 32);

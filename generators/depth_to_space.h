@@ -6,7 +6,7 @@
 // Schedule: each output row reads b input planes; its columns are computed in
 // b unrolled phases of dense vectors (one input row each) whose strided
 // stores Halide merges into dense ones. Parallel over the rows of all planes.
-// For a CUDA target: a thread per output value, warps along output rows.
+// For a GPU target: a thread per output value, warps along output rows.
 #pragma once
 
 #include "generators/kernel.h"

@@ -5,7 +5,7 @@
 // prelu's alpha to x's shape); then the node's own epilogue. The op is applied as the first post-op of the epilogue
 // (epilogue.h), so an op and the same post-op compute the same thing.
 // Kernel inputs: (the op's operands, epilogue operands...); output output_shape.
-// Schedule: schedule_pointwise (kernel.h); for a CUDA target a thread per element.
+// Schedule: schedule_pointwise (kernel.h); for a GPU target a thread per element.
 #pragma once
 
 #include "generators/kernel.h"

@@ -160,7 +160,7 @@ std::string schedule_pointwise_gpu(Halide::Func& output, const Shape& shape) {
 
 std::string schedule_pointwise(Halide::Func& output, const Shape& shape, bool fuse_rows,
                                const Halide::Target& target) {
-  if (target.has_feature(Halide::Target::CUDA)) return schedule_pointwise_gpu(output, shape);
+  if (target.has_gpu_feature()) return schedule_pointwise_gpu(output, shape);
   const std::vector<Halide::Var> args = output.args();
   std::vector<Halide::VarOrRVar> dims(args.begin(), args.end());
   std::string description;

@@ -139,7 +139,7 @@ void require_broadcastable(const Shape& operand, const Shape& output, const std:
 // parallel. With `fuse_rows`, the two innermost dims are first fused into one
 // run (right when every input is read at the output's coordinates or
 // broadcast: Halide folds the fused index back into dense addresses).
-// For a CUDA target: a thread per element, all dims fused, blocks of up to
+// For a GPU target: a thread per element, all dims fused, blocks of up to
 // kGpuPointwiseThreads threads (`fuse_rows` does not matter there).
 // Returns its description.
 std::string schedule_pointwise(Halide::Func& output, const Shape& shape, bool fuse_rows,

@@ -112,7 +112,7 @@ Kernel linear(const LinearSpec& spec, const Halide::Target& target) {
   constrain_output(output, out_shape);
 
   /* schedule */
-  if (target.has_feature(Halide::Target::CUDA)) {
+  if (target.has_gpu_feature()) {
     kernel.output = output;
     kernel.schedule = "linear gpu: " + schedule_gpu(output, acc, k, m, n, spec) + ", weight block " +
                       std::to_string(block) +

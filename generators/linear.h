@@ -3,7 +3,7 @@
 // Kernel inputs: (x [N, K] (callers flatten), packed weights, bias [M] if
 // has_bias, epilogue operands...); output [N, M].
 // Schedule: vectors over output features, the weights streamed once per
-// batch tile, parallel over feature tiles. For a CUDA target: one kernel, a
+// batch tile, parallel over feature tiles. For a GPU target: one kernel, a
 // block per 16 features, k split among its threads (partial sums in
 // registers, added in shared memory), then the bias and the epilogue.
 #pragma once

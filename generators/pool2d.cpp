@@ -151,7 +151,7 @@ Kernel pool2d(const Pool2dSpec& spec, const Halide::Target& target) {
   constrain_output(output, spec.output_shape);
 
   /* schedule */
-  if (target.has_feature(Halide::Target::CUDA)) {
+  if (target.has_gpu_feature()) {
     kernel.output = output;
     kernel.schedule = std::string("pool2d ") + kind_name(spec.kind) + " gpu: " + schedule_gpu(output, f, spec) +
                       (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));

@@ -9,7 +9,7 @@
 // Kernel inputs: (input [N,C,H,W], epilogue operands...); output [N,C,OH,OW].
 // Schedule: output rows are vectors, parallel over channels; the padded input
 // rows a row of windows reads are staged on the stack where windows reach
-// outside the input. For a CUDA target: a thread per output value, warps
+// outside the input. For a GPU target: a thread per output value, warps
 // along output rows.
 #pragma once
 

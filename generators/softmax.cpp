@@ -93,7 +93,7 @@ Kernel softmax(const SoftmaxSpec& spec, const Halide::Target& target) {
   constrain_output(output, shape);
 
   /* schedule */
-  if (target.has_feature(Halide::Target::CUDA)) {
+  if (target.has_gpu_feature()) {
     kernel.schedule = "softmax along axis " + std::to_string(spec.axis) +
                       " gpu: " + schedule_gpu(output, max, sum, vars, axis_dim, r, shape) +
                       (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));

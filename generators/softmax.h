@@ -4,7 +4,7 @@
 // Kernel inputs: (x, epilogue operands...); output: x's shape.
 // Schedule: the max and the sum of one vector of independent rows are
 // computed right before that vector's outputs (no intermediate beyond a few
-// vectors); parallel over the outermost other dim. For a CUDA target: with
+// vectors); parallel over the outermost other dim. For a GPU target: with
 // many rows across the innermost dim, a thread per row (warps across rows,
 // max and sum in registers); else a block per row, whose threads reduce
 // interleaved slices of it in shared memory.

@@ -114,7 +114,7 @@ Kernel transpose(const TransposeSpec& spec, const Halide::Target& target) {
   const int64_t extent_a = out_shape[static_cast<size_t>(rank - 1 - a)];
   const int64_t extent_b = out_shape[static_cast<size_t>(rank - 1 - b)];
   const Var va = vars[static_cast<size_t>(a)], vb = vars[static_cast<size_t>(b)];
-  if (target.has_feature(Halide::Target::CUDA)) {
+  if (target.has_gpu_feature()) {
     // A tile of a x b per block: read into shared memory with threads along b
     // (x's innermost dim), written with threads along a (y's), so that both
     // are coalesced. A short side (an RGB image) lengthens the other.

@@ -12,7 +12,7 @@
 //    Halide turns the strided accesses into dense vectors plus shuffles.
 //  - tiled: square tiles of (y's innermost dim) x (x's innermost dim) staged on
 //    the stack, read and written as whole vectors.
-// For a CUDA target, copy: a thread per element; otherwise a block per tile
+// For a GPU target, copy: a thread per element; otherwise a block per tile
 // (16x16; a short dim lengthens the other) staged in shared memory, read and
 // written by coalesced warps.
 #pragma once

@@ -22,6 +22,9 @@ packages=(
   python3-skimage
   # bench/gpu/fit-gpu-cost-model (fits the GPU cost model; a unit test checks its constants)
   python3-scipy
+  # tests/gpu_schedules: the generators' GPU schedules on an OpenCL CPU device (POCL);
+  # Halide's runtime opens libOpenCL.so, which the -dev package links to the ICD loader
+  pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev
 )
 
 missing=()

@@ -1,0 +1,234 @@
+// Builds the kernels of tests/gpu_schedules: each case's generator for an OpenCL
+// target (its GPU schedule, as a CUDA library's Halide kernel takes it) and, as the
+// reference, for the host (its CPU schedule, which tests/kernels checks against the
+// reference evaluator); conv2d_gpu, whose weights no CPU kernel reads unpacked, is
+// checked against run_gpu_kernels.cpp's direct convolution instead. Writes into DIR
+// the objects (no runtime), the Halide runtime for host-opencl, and cases.inc: the
+// table of cases, with every argument's shape, that run_gpu_kernels.cpp includes.
+//
+//   build_gpu_kernels DIR
+//
+// The two programs are apart because libHalide's LLVM and the OpenCL device's
+// (POCL's) cannot share one process.
+#include <Halide.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <sstream>
+
+#include "generators/conv2d_gpu.h"
+#include "generators/conv_transpose2d.h"
+#include "generators/depth_to_space.h"
+#include "generators/elementwise.h"
+#include "generators/linear.h"
+#include "generators/pad.h"
+#include "generators/pool2d.h"
+#include "generators/softmax.h"
+#include "generators/transpose.h"
+
+namespace {
+
+using aotc::gen::Kernel;
+using aotc::gen::PostOpSpec;
+using aotc::gen::Shape;
+using Build = std::function<Kernel(const Halide::Target&)>;
+
+struct Case {
+  std::string name;
+  Build build;
+  const aotc::gen::Conv2dSpec* conv = nullptr;  // conv2d_gpu: checked against the direct convolution
+};
+
+PostOpSpec post_op(PostOpSpec::Kind kind, float min = 0, float max = 0, Shape operand = {}) {
+  return PostOpSpec{kind, min, max, std::move(operand)};
+}
+
+aotc::gen::Conv2dSpec conv(Shape input, int64_t out, int k, int stride, int pad, int groups, PostOpSpec epilogue) {
+  aotc::gen::Conv2dSpec s;
+  s.input_shape = std::move(input);
+  s.out_channels = out;
+  s.kernel = {k, k};
+  s.stride = {stride, stride};
+  s.pad = {pad, pad, pad, pad};
+  s.groups = groups;
+  s.has_bias = true;
+  s.epilogue = {epilogue};
+  return s;
+}
+
+// The convolutions of conv2d_gpu's schedules: dense (3x3, 1x1 of a small map and a long
+// reduction, a strided RGB stem whose channels do not fill a tile), grouped, depthwise.
+const aotc::gen::Conv2dSpec kConvs[] = {
+    conv({1, 16, 14, 14}, 24, 3, 1, 1, 1, post_op(PostOpSpec::Kind::kRelu)),
+    conv({1, 96, 7, 7}, 20, 1, 1, 0, 1, post_op(PostOpSpec::Kind::kRelu)),
+    conv({1, 3, 23, 23}, 5, 7, 2, 3, 1, post_op(PostOpSpec::Kind::kClamp, 0, 6)),
+    conv({2, 8, 9, 9}, 12, 3, 2, 1, 4, post_op(PostOpSpec::Kind::kRelu)),
+    conv({1, 12, 19, 37}, 12, 3, 1, 1, 12, post_op(PostOpSpec::Kind::kClamp, 0, 6)),
+    conv({1, 12, 19, 37}, 12, 3, 2, 1, 12, post_op(PostOpSpec::Kind::kRelu)),
+};
+
+std::vector<Case> cases() {
+  using namespace aotc::gen;
+  std::vector<Case> c;
+  for (const Conv2dSpec& s : kConvs)
+    c.push_back({"conv" + std::to_string(c.size()), [&s](const Halide::Target& t) { return conv2d_gpu(s, t); }, &s});
+  auto add = [&c](const std::string& name, Build build) { c.push_back({name, std::move(build)}); };
+
+  ElementwiseSpec broadcast_add;
+  broadcast_add.kind = ElementwiseSpec::Kind::kAdd;
+  broadcast_add.input_shapes = {{2, 8, 5, 7}, {1, 8, 1, 7}};
+  broadcast_add.output_shape = {2, 8, 5, 7};
+  broadcast_add.epilogue = {post_op(PostOpSpec::Kind::kRelu)};
+  add("elementwise_add", [broadcast_add](const Halide::Target& t) { return elementwise(broadcast_add, t); });
+  ElementwiseSpec affine;
+  affine.kind = ElementwiseSpec::Kind::kAffine;
+  affine.input_shapes = {{1, 6, 9, 11}, {6}, {6}};
+  affine.output_shape = {1, 6, 9, 11};
+  affine.epilogue = {post_op(PostOpSpec::Kind::kHardSwish), post_op(PostOpSpec::Kind::kMul, 0, 0, {1, 6, 1, 1})};
+  add("elementwise_affine", [affine](const Halide::Target& t) { return elementwise(affine, t); });
+  ElementwiseSpec tanh_rank1;
+  tanh_rank1.kind = ElementwiseSpec::Kind::kTanh;
+  tanh_rank1.input_shapes = {{1000}};
+  tanh_rank1.output_shape = {1000};
+  add("elementwise_tanh", [tanh_rank1](const Halide::Target& t) { return elementwise(tanh_rank1, t); });
+
+  PadSpec pad4{{1, 3, 10, 13}, {0, 0, 2, 1, 0, 0, 1, 3}, 0.5f, {post_op(PostOpSpec::Kind::kSigmoid)}};
+  add("pad", [pad4](const Halide::Target& t) { return pad(pad4, t); });
+
+  for (const auto& [name, spec] : std::vector<std::pair<std::string, TransposeSpec>>{
+           {"transpose_nhwc_to_nchw", {{1, 19, 23, 24}, {0, 3, 1, 2}, {}}},
+           {"transpose_nchw_to_nhwc", {{1, 24, 19, 23}, {0, 2, 3, 1}, {post_op(PostOpSpec::Kind::kRelu)}}},
+           {"transpose_rgb", {{1, 37, 29, 3}, {0, 3, 1, 2}, {}}},
+           {"transpose_rank5", {{2, 3, 5, 7, 4}, {4, 2, 0, 3, 1}, {}}},
+           {"transpose_copy", {{1, 4, 1, 9}, {0, 2, 1, 3}, {}}},
+       })
+    add(name, [spec](const Halide::Target& t) { return transpose(spec, t); });
+
+  for (const auto& [name, spec] : std::vector<std::pair<std::string, SoftmaxSpec>>{
+           {"softmax_classes", {{1, 1000}, 1, {}}},
+           {"softmax_rows_per_block", {{1, 21, 8, 8}, 1, {}}},
+           {"softmax_row_per_thread", {{1, 21, 40, 40}, 1, {}}},
+           {"softmax_innermost", {{3, 50}, 1, {post_op(PostOpSpec::Kind::kMul, 0, 0, {1})}}},
+           {"softmax_rank1", {{300}, 0, {}}},
+       })
+    add(name, [spec](const Halide::Target& t) { return softmax(spec, t); });
+
+  for (const auto& [name, spec] : std::vector<std::pair<std::string, LinearSpec>>{
+           {"linear_classifier", {1, 512, 1000, true, {}}},
+           {"linear_long", {1, 2304, 96, true, {post_op(PostOpSpec::Kind::kRelu)}}},
+           {"linear_batch", {8, 256, 100, true, {}}},
+           {"linear_odd", {3, 1001, 13, false, {post_op(PostOpSpec::Kind::kAdd, 0, 0, {13})}}},
+       })
+    add(name, [spec](const Halide::Target& t) { return linear(spec, t); });
+
+  ConvTranspose2dSpec up2;
+  up2.input_shape = {1, 8, 9, 11};
+  up2.out_channels = 6;
+  up2.kernel = {2, 2};
+  up2.stride = {2, 2};
+  up2.has_bias = true;
+  up2.epilogue = {post_op(PostOpSpec::Kind::kRelu)};
+  add("conv_transpose_k2s2", [up2](const Halide::Target& t) { return conv_transpose2d(up2, t); });
+  ConvTranspose2dSpec up3 = up2;
+  up3.out_channels = 11;
+  up3.kernel = {3, 3};
+  up3.pad = {1, 1, 0, 0};
+  add("conv_transpose_k3s2_padded", [up3](const Halide::Target& t) { return conv_transpose2d(up3, t); });
+
+  DepthToSpaceSpec d2s{{1, 12, 7, 9}, 2, {}};
+  add("depth_to_space", [d2s](const Halide::Target& t) { return depth_to_space(d2s, t); });
+
+  Pool2dSpec max_pool;
+  max_pool.input_shape = {1, 8, 21, 21};
+  max_pool.output_shape = {1, 8, 11, 11};
+  max_pool.kernel = {3, 3};
+  max_pool.stride = {2, 2};
+  max_pool.pad = {1, 1, 1, 1};
+  add("max_pool", [max_pool](const Halide::Target& t) { return pool2d(max_pool, t); });
+  Pool2dSpec avg_pool = max_pool;
+  avg_pool.kind = Pool2dSpec::Kind::kAverage;
+  avg_pool.count_include_pad = false;
+  add("avg_pool", [avg_pool](const Halide::Target& t) { return pool2d(avg_pool, t); });
+  Pool2dSpec adaptive;
+  adaptive.kind = Pool2dSpec::Kind::kAdaptiveAverage;
+  adaptive.input_shape = {2, 5, 13, 10};
+  adaptive.output_shape = {2, 5, 4, 3};
+  add("adaptive_pool", [adaptive](const Halide::Target& t) { return pool2d(adaptive, t); });
+  return c;
+}
+
+int64_t extent(const Halide::Internal::Parameter& p, int dim) {
+  const int64_t* e = Halide::Internal::as_const_int(p.extent_constraint(dim));
+  if (e == nullptr) throw std::runtime_error(p.name() + ": no constant extent");
+  return *e;
+}
+
+// "{rank, {outermost, ..., innermost}}"
+std::string shape_entry(const Halide::Internal::Parameter& p) {
+  std::ostringstream os;
+  os << "{" << p.dimensions() << ", {";
+  for (int d = p.dimensions(); d-- > 0;) os << extent(p, d) << (d ? ", " : "");
+  os << "}}";
+  return os.str();
+}
+
+std::string compile(const Build& build, const Halide::Target& target, const std::string& function,
+                    const std::filesystem::path& dir, std::ostringstream& shapes) {
+  Kernel k = build(target.with_feature(Halide::Target::NoRuntime));
+  std::vector<Halide::Argument> arguments(k.inputs.begin(), k.inputs.end());
+  k.output.compile_to_object((dir / (function + ".o")).string(), arguments, function,
+                             target.with_feature(Halide::Target::NoRuntime));
+  shapes.str("");
+  for (const Halide::ImageParam& p : k.inputs) shapes << shape_entry(p.parameter()) << ", ";
+  shapes << shape_entry(k.output.output_buffer().parameter());
+  return k.schedule;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: build_gpu_kernels DIR\n";
+    return 2;
+  }
+  const std::filesystem::path dir = argv[1];
+  std::filesystem::create_directories(dir);
+  const Halide::Target host = Halide::get_host_target();
+  const Halide::Target gpu = host.with_feature(Halide::Target::OpenCL);
+  Halide::compile_standalone_runtime((dir / "runtime.o").string(), gpu);
+  std::ostringstream table, declarations, shapes;
+  for (const Case& c : cases()) {
+    const std::string schedule = compile(c.build, gpu, c.name + "_gpu", dir, shapes);
+    if (schedule.find("gpu") == std::string::npos) {
+      std::cerr << c.name << ": not a GPU schedule: " << schedule << "\n";
+      return 1;
+    }
+    declarations << "int " << c.name << "_gpu_argv(void**);\n";
+    std::string reference = "nullptr";
+    if (c.conv == nullptr) {
+      std::ostringstream cpu_shapes;
+      compile(c.build, host, c.name + "_cpu", dir, cpu_shapes);
+      declarations << "int " << c.name << "_cpu_argv(void**);\n";
+      reference = c.name + "_cpu_argv";
+    }
+    table << "    {\"" << c.name << "\", \"" << schedule << "\", " << c.name << "_gpu_argv, " << reference << ", {"
+          << shapes.str() << "}, ";
+    if (c.conv != nullptr) {
+      const aotc::gen::Conv2dSpec& s = *c.conv;
+      const PostOpSpec& e = s.epilogue.at(0);
+      table << "{true, " << s.stride[0] << ", " << s.pad[0] << ", " << s.groups << ", "
+            << (e.kind == PostOpSpec::Kind::kRelu ? "0.0f, INFINITY" : std::to_string(e.min) + "f, " + std::to_string(e.max) + "f")
+            << "}";
+    } else {
+      table << "{}";
+    }
+    table << "},\n";
+  }
+  std::ofstream out(dir / "cases.inc");
+  out << "// Generated by build_gpu_kernels: the kernels and their arguments' shapes.\n"
+      << "extern \"C\" {\n" << declarations.str() << "}\n"
+      << "const Case kCases[] = {\n" << table.str() << "};\n";
+  return out ? 0 : 1;
+}
