@@ -12,6 +12,7 @@
 // (POCL's) cannot share one process.
 #include <Halide.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -60,6 +61,13 @@ aotc::gen::Conv2dSpec conv(Shape input, int64_t out, int k, int stride, int pad,
 
 // The convolutions of conv2d_gpu's schedules: dense (3x3, 1x1 of a small map and a long
 // reduction, a strided RGB stem whose channels do not fill a tile), grouped, depthwise.
+// An asymmetric padding (TFLite's SAME with stride 2) and a dilated one.
+aotc::gen::Conv2dSpec with(aotc::gen::Conv2dSpec s, std::array<int, 4> pad, std::array<int, 2> dilation) {
+  s.pad = pad;
+  s.dilation = dilation;
+  return s;
+}
+
 const aotc::gen::Conv2dSpec kConvs[] = {
     conv({1, 16, 14, 14}, 24, 3, 1, 1, 1, post_op(PostOpSpec::Kind::kRelu)),
     conv({1, 96, 7, 7}, 20, 1, 1, 0, 1, post_op(PostOpSpec::Kind::kRelu)),
@@ -67,6 +75,8 @@ const aotc::gen::Conv2dSpec kConvs[] = {
     conv({2, 8, 9, 9}, 12, 3, 2, 1, 4, post_op(PostOpSpec::Kind::kRelu)),
     conv({1, 12, 19, 37}, 12, 3, 1, 1, 12, post_op(PostOpSpec::Kind::kClamp, 0, 6)),
     conv({1, 12, 19, 37}, 12, 3, 2, 1, 12, post_op(PostOpSpec::Kind::kRelu)),
+    with(conv({1, 8, 16, 16}, 8, 3, 2, 0, 8, post_op(PostOpSpec::Kind::kRelu)), {0, 0, 1, 1}, {1, 1}),
+    with(conv({1, 6, 15, 17}, 10, 3, 1, 0, 1, post_op(PostOpSpec::Kind::kRelu)), {2, 2, 2, 2}, {2, 2}),
 };
 
 std::vector<Case> cases() {
@@ -218,7 +228,8 @@ int main(int argc, char** argv) {
     if (c.conv != nullptr) {
       const aotc::gen::Conv2dSpec& s = *c.conv;
       const PostOpSpec& e = s.epilogue.at(0);
-      table << "{true, " << s.stride[0] << ", " << s.pad[0] << ", " << s.groups << ", "
+      table << "{true, " << s.stride[0] << ", " << s.pad[0] << ", " << s.pad[1] << ", " << s.dilation[0] << ", "
+            << s.groups << ", "
             << (e.kind == PostOpSpec::Kind::kRelu ? "0.0f, INFINITY" : std::to_string(e.min) + "f, " + std::to_string(e.max) + "f")
             << "}";
     } else {

@@ -35,10 +35,11 @@ struct Shape {
 };
 
 // conv2d_gpu's spec where the reference is the direct convolution: square stride and
-// padding, bias, then a clamp to [lo, hi] (relu: [0, inf)).
+// dilation, the top and left padding (the output's shape implies the rest), bias, then a
+// clamp to [lo, hi] (relu: [0, inf)).
 struct ConvReference {
   bool used;
-  int stride, pad, groups;
+  int stride, pad_top, pad_left, dilation, groups;
   float lo, hi;
 };
 
@@ -74,7 +75,8 @@ void direct_conv(const ConvReference& p, const Buffer& x, const Buffer& w, const
           for (int c = 0; c < cg; ++c)
             for (int ky = 0; ky < K; ++ky)
               for (int kx = 0; kx < K; ++kx) {
-                const int iy = oy * p.stride - p.pad + ky, ix = ox * p.stride - p.pad + kx;
+                const int iy = oy * p.stride - p.pad_top + ky * p.dilation;
+                const int ix = ox * p.stride - p.pad_left + kx * p.dilation;
                 if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
                 sum += static_cast<double>(x(ix, iy, o / og * cg + c, n)) * w(kx, ky, c, o);
               }
