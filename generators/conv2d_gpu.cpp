@@ -39,6 +39,56 @@ std::string schedule_dense(GpuConvFuncs& f, const Shape& out) {
          " pixels per block";
 }
 
+// Few outputs and a long reduction (a 1x1 conv of 1024 channels on a 14x14 map): the
+// dense schedule has few threads, each a long serial chain of multiply-adds, so the
+// layer waits on latency. Here a block's threads also split the reduction's input
+// channels into `slices` interleaved slices (rfactor): each thread sums
+// kGpuChannelTile channels x one pixel over its slice in registers, the partial sums
+// meet in shared memory, and a thread per pixel adds them up and applies the bias and
+// epilogue. Blocks are tiles of kGpuSplitTile[0] x kGpuSplitTile[1] pixels.
+std::string schedule_dense_split(GpuConvFuncs& f, const Shape& out, int slices) {
+  const int tile_x = static_cast<int>(std::min<int64_t>(kGpuSplitTile[0], out[3]));
+  const int tile_y = static_cast<int>(std::min<int64_t>(kGpuSplitTile[1], out[2]));
+  const int channels = static_cast<int>(std::min<int64_t>(kGpuChannelTile, out[1]));
+  Halide::RVar rzo("rzo"), rzi("rzi");
+  Var slice("slice"), xo("xo"), xi("xi"), yo("yo"), yi("yi"), tile("tile"), oo("oo"), oi("oi");
+  Func partial = f.conv.update().split(f.r.z, rzo, rzi, slices).rfactor(rzi, slice);
+  Func staged = partial.in();  // the partial sums, once in shared memory
+  f.output.tile(f.x, f.y, xo, yo, xi, yi, tile_x, tile_y, Halide::TailStrategy::GuardWithIf)
+      .split(f.o, oo, oi, channels, Halide::TailStrategy::GuardWithIf)
+      .reorder(oi, xi, yi, xo, yo, oo, f.n)
+      .fuse(xo, yo, tile)
+      .gpu_blocks(tile, oo, f.n)
+      .gpu_threads(xi, yi)
+      .unroll(oi);
+  f.conv.compute_at(f.output, xi).store_in(Halide::MemoryType::Register).unroll(f.o);
+  f.conv.update().unroll(f.o);
+  staged.compute_at(f.output, tile)
+      .store_in(Halide::MemoryType::GPUShared)
+      .reorder(f.o, f.x, f.y, slice, f.n)
+      .gpu_threads(f.x, f.y, slice)
+      .unroll(f.o);
+  partial.compute_at(staged, f.x).store_in(Halide::MemoryType::Register).unroll(f.o);
+  partial.update().reorder(f.o, f.r.x, f.r.y, rzo, f.x, f.y, slice, f.n).unroll(f.o);
+  return "conv2d gpu split: " + std::to_string(channels) + " channels x 1 pixel per thread, input channels in " +
+         std::to_string(slices) + " slices, " + std::to_string(tile_x) + "x" + std::to_string(tile_y) + "x" +
+         std::to_string(slices) + " threads per block, partial sums added in shared memory";
+}
+
+// How many slices schedule_dense_split cuts the reduction of a dense conv into (1: the
+// dense schedule): while the threads of all slices stay under kGpuSplitThreads and each
+// slice keeps kGpuSplitMinTaps taps and two input channels or more.
+int reduction_slices(const Conv2dSpec& s, const Shape& out) {
+  const int64_t thread_outputs = out[0] * out[2] * out[3] * ((out[1] + kGpuChannelTile - 1) / kGpuChannelTile);
+  const int64_t channels = s.input_shape[1] / s.groups;
+  const int64_t taps = channels * s.kernel[0] * s.kernel[1];
+  int slices = 1;
+  while (slices < kGpuMaxSlices && thread_outputs * slices * 2 <= kGpuSplitThreads &&
+         taps / (slices * 2) >= kGpuSplitMinTaps && channels / (slices * 2) >= 2)
+    slices *= 2;
+  return slices;
+}
+
 // A thread: kGpuDepthwiseRows rows of one column; warps along the row.
 std::string schedule_depthwise(GpuConvFuncs& f, const Shape& out) {
   const int rows = static_cast<int>(std::min<int64_t>(kGpuDepthwiseRows, out[2]));
@@ -88,7 +138,10 @@ Kernel conv2d_gpu(const Conv2dSpec& spec, const Halide::Target& target) {
   constrain_output(f.output, out_shape);
 
   /* schedule */
-  const std::string tile = depthwise(spec) ? schedule_depthwise(f, out_shape) : schedule_dense(f, out_shape);
+  const int slices = depthwise(spec) ? 1 : reduction_slices(spec, out_shape);
+  const std::string tile = depthwise(spec) ? schedule_depthwise(f, out_shape)
+                           : slices > 1    ? schedule_dense_split(f, out_shape, slices)
+                                           : schedule_dense(f, out_shape);
   kernel.schedule = tile + (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));
   kernel.output = f.output;
   return kernel;

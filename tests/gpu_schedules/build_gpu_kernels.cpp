@@ -77,6 +77,12 @@ const aotc::gen::Conv2dSpec kConvs[] = {
     conv({1, 12, 19, 37}, 12, 3, 2, 1, 12, post_op(PostOpSpec::Kind::kRelu)),
     with(conv({1, 8, 16, 16}, 8, 3, 2, 0, 8, post_op(PostOpSpec::Kind::kRelu)), {0, 0, 1, 1}, {1, 1}),
     with(conv({1, 6, 15, 17}, 10, 3, 1, 0, 1, post_op(PostOpSpec::Kind::kRelu)), {2, 2, 2, 2}, {2, 2}),
+    // The split schedule's: few outputs, long reductions (8 slices; an odd channel
+    // count; a batch of two; grouped; stride 2).
+    conv({1, 256, 7, 7}, 64, 1, 1, 0, 1, post_op(PostOpSpec::Kind::kRelu)),
+    conv({1, 100, 9, 11}, 19, 3, 1, 1, 1, post_op(PostOpSpec::Kind::kClamp, 0, 6)),
+    conv({2, 128, 6, 5}, 24, 3, 1, 1, 2, post_op(PostOpSpec::Kind::kRelu)),
+    conv({1, 64, 13, 13}, 32, 3, 2, 1, 1, post_op(PostOpSpec::Kind::kRelu)),
 };
 
 std::vector<Case> cases() {

@@ -51,8 +51,10 @@ struct BackendCost {
 // cuDNN's FP32 convolutions; pooling is the stubs' own kernel, a thread per output
 // (global pools read their window serially: 7.5-14 µs against Halide's 2.4-4.8).
 constexpr BackendCost kCudnnCost = {4.83, 0.206, 0.0649, 0.0379, 0.0154};
-// generators/conv2d_gpu.h and pool2d.h: register tiles, no shared memory or split
-// reduction; pooling bandwidth-bound.
+// generators/conv2d_gpu.h and pool2d.h as the H100 measured them: register tiles, no
+// shared memory or split reduction (the split schedule for small maps with long
+// reductions came after, and has not been timed: these constants describe the
+// schedule before it until bench/gpu measures again); pooling bandwidth-bound.
 constexpr BackendCost kHalideCost = {2.74, 0.114, 0.147, 0.0972, 0.958};
 
 const GpuDevice& device_for(int capability) {
