@@ -120,7 +120,7 @@ std::vector<Case> cases() {
            {"transpose_rank5", {{2, 3, 5, 7, 4}, {4, 2, 0, 3, 1}, {}}},
            {"transpose_copy", {{1, 4, 1, 9}, {0, 2, 1, 3}, {}}},
        })
-    add(name, [spec](const Halide::Target& t) { return transpose(spec, t); });
+    add(name, [spec = spec](const Halide::Target& t) { return transpose(spec, t); });
 
   for (const auto& [name, spec] : std::vector<std::pair<std::string, SoftmaxSpec>>{
            {"softmax_classes", {{1, 1000}, 1, {}}},
@@ -129,7 +129,7 @@ std::vector<Case> cases() {
            {"softmax_innermost", {{3, 50}, 1, {post_op(PostOpSpec::Kind::kMul, 0, 0, {1})}}},
            {"softmax_rank1", {{300}, 0, {}}},
        })
-    add(name, [spec](const Halide::Target& t) { return softmax(spec, t); });
+    add(name, [spec = spec](const Halide::Target& t) { return softmax(spec, t); });
 
   for (const auto& [name, spec] : std::vector<std::pair<std::string, LinearSpec>>{
            {"linear_classifier", {1, 512, 1000, true, {}}},
@@ -137,7 +137,7 @@ std::vector<Case> cases() {
            {"linear_batch", {8, 256, 100, true, {}}},
            {"linear_odd", {3, 1001, 13, false, {post_op(PostOpSpec::Kind::kAdd, 0, 0, {13})}}},
        })
-    add(name, [spec](const Halide::Target& t) { return linear(spec, t); });
+    add(name, [spec = spec](const Halide::Target& t) { return linear(spec, t); });
 
   ConvTranspose2dSpec up2;
   up2.input_shape = {1, 8, 9, 11};
