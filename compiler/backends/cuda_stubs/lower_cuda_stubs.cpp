@@ -148,12 +148,19 @@ class Emitter {
     return offset;
   }
 
+  // Appends a weight tensor of `shape` to the blob, and to the slots its
+  // identity covers; returns its offset.
+  int64_t append_weight(const std::vector<float>& data, const Shape& shape) {
+    const int64_t offset = append_blob(data);
+    weight_slots_.push_back({offset, shape});
+    return offset;
+  }
+
   int64_t constant_offset(TensorId id) {
     auto it = constant_offsets_.find(id);
     if (it != constant_offsets_.end()) return it->second;
-    const int64_t offset = append_blob(*g_.tensor(id).data);
+    const int64_t offset = append_weight(*g_.tensor(id).data, g_.tensor(id).shape);
     constant_offsets_[id] = offset;
-    weight_slots_.push_back({offset, g_.tensor(id).shape});
     return offset;
   }
 
@@ -386,9 +393,7 @@ void Emitter::emit_halide(const Node& node) {
     for (const StepArg& a : k.step.args) {
       if (a.kind == StepArg::Kind::kPacked) {
         const gen::PackedWeights w = k.packed[static_cast<size_t>(a.packed)]();
-        const int64_t offset = append_blob(w.data);
-        weight_slots_.push_back({offset, w.shape});
-        args.emplace_back("weight(m, " + std::to_string(offset) + ")", w.shape);
+        args.emplace_back("weight(m, " + std::to_string(append_weight(w.data, w.shape)) + ")", w.shape);
       } else {
         args.emplace_back(pointer(a.tensor), a.shape);
       }

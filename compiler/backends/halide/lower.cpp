@@ -167,6 +167,28 @@ class Lowering {
 
   void lower_node(const Node& node);
 
+  // A kernel step of `layer` as a call over the memory plan: its tensors where
+  // they live, its packed weights from `packed_weights` (already in the blob), its
+  // scratch in the node's `scratch`.
+  void add_step(const std::string& layer, const KernelStep& step, const std::vector<BufferRef>& packed_weights,
+                const ScratchPlacement* scratch) {
+    std::vector<BufferRef> args;
+    for (const StepArg& a : step.args) {
+      switch (a.kind) {
+        case StepArg::Kind::kTensor: args.push_back(ref(a.tensor, a.shape)); break;
+        case StepArg::Kind::kPacked: args.push_back(packed_weights[static_cast<size_t>(a.packed)]); break;
+        case StepArg::Kind::kScratch: {
+          BufferRef r;
+          r.offset = scratch->offset + a.offset;
+          r.shape = a.shape;
+          args.push_back(r);
+          break;
+        }
+      }
+    }
+    add_call(layer, step.ops, kernel_for(step.key, step.suffix, step.build), std::move(args), step.flops);
+  }
+
   // The candidate the plan runs for `node`, as calls over the memory plan;
   // only its weights are packed into the blob.
   void lower_group(const Node& node, const PlannedGroup& group) {
@@ -177,23 +199,7 @@ class Lowering {
     const ScratchPlacement* scratch = c.scratch_bytes > 0 ? scratch_at(plan_, step_) : nullptr;
     AOTC_CHECK(c.scratch_bytes == 0 || scratch != nullptr, "the memory plan has no scratch for ", node.name);
     const std::string layer = g_.tensor(node.outputs[0]).name;
-    for (const KernelStep& step : c.steps) {
-      std::vector<BufferRef> args;
-      for (const StepArg& a : step.args) {
-        switch (a.kind) {
-          case StepArg::Kind::kTensor: args.push_back(ref(a.tensor, a.shape)); break;
-          case StepArg::Kind::kPacked: args.push_back(packed_weights[static_cast<size_t>(a.packed)]); break;
-          case StepArg::Kind::kScratch: {
-            BufferRef r;
-            r.offset = scratch->offset + a.offset;
-            r.shape = a.shape;
-            args.push_back(r);
-            break;
-          }
-        }
-      }
-      add_call(layer, step.ops, kernel_for(step.key, step.suffix, step.build), std::move(args), step.flops);
-    }
+    for (const KernelStep& step : c.steps) add_step(layer, step, packed_weights, scratch);
     ChoiceRecord record{layer,
                         node_description(g_, node),
                         c.name,
@@ -211,11 +217,9 @@ class Lowering {
   // The node's one kernel (node_kernel.h) as a call over the memory plan.
   void lower_node_kernel(const Node& node) {
     const NodeKernel k = node_kernel(g_, node);
-    std::vector<BufferRef> args;
-    for (const StepArg& a : k.step.args)
-      args.push_back(a.kind == StepArg::Kind::kPacked ? packed(k.packed[static_cast<size_t>(a.packed)]())
-                                                      : ref(a.tensor, a.shape));
-    add_node_call(node, std::move(args), k.step.flops, k.step.build);
+    std::vector<BufferRef> packed_weights;
+    for (const auto& pack : k.packed) packed_weights.push_back(packed(pack()));
+    add_step(g_.tensor(node.outputs[0]).name, k.step, packed_weights, nullptr);
   }
 
   // Reshape, flatten, dropout (OpClass::kAlias): free when the memory plan let
