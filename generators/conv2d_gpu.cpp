@@ -25,14 +25,7 @@ bool depthwise(const Conv2dSpec& s) { return s.groups > 1 && s.groups == s.input
 std::string schedule_dense(GpuConvFuncs& f, const Shape& out) {
   const int threads = gpu_threads_for(out[2] * out[3], 32, 128);
   const int channels = static_cast<int>(std::min<int64_t>(kGpuChannelTile, out[1]));
-  Var p("p"), po("po"), pi("pi"), oo("oo"), oi("oi");
-  f.output.fuse(f.x, f.y, p)
-      .split(p, po, pi, threads, Halide::TailStrategy::GuardWithIf)
-      .split(f.o, oo, oi, channels, Halide::TailStrategy::GuardWithIf)
-      .reorder(oi, pi, po, oo, f.n)
-      .gpu_blocks(po, oo, f.n)
-      .gpu_threads(pi)
-      .unroll(oi);
+  const Var pi = schedule_gpu_channel_tile(f.output, f.x, f.y, f.o, f.n, threads, channels);
   f.conv.compute_at(f.output, pi).store_in(Halide::MemoryType::Register).unroll(f.o);
   f.conv.update().reorder(f.o, f.r.x, f.r.y, f.r.z, f.x, f.y, f.n).unroll(f.o);
   return "conv2d gpu: " + std::to_string(channels) + " channels x 1 pixel per thread, " + std::to_string(threads) +

@@ -22,8 +22,6 @@
 
 namespace aotc::gen {
 
-// Output channels per thread of the dense schedule.
-constexpr int kGpuChannelTile = 8;
 // Output rows per thread of the depthwise schedule.
 constexpr int kGpuDepthwiseRows = 4;
 // The split schedule (few outputs, long reductions): pixels per block (x, y), at most

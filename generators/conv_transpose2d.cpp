@@ -15,8 +15,6 @@ using Halide::Var;
 // accumulators for 2x2 strides (2 vectors x 4 phases x 3 channels); the other
 // registers go to output channels, which share each input vector load.
 constexpr int64_t kMaxRowVectors = 2;
-// GPU: output channels per thread (conv2d_gpu's tile: each input load feeds them all).
-constexpr int kGpuChannels = 8;
 
 struct Geometry {
   int64_t n, c, h, w, o, oh, ow;
@@ -118,19 +116,12 @@ Kernel conv_transpose2d(const ConvTranspose2dSpec& spec, const Halide::Target& t
 
   /* schedule */
   if (target.has_gpu_feature()) {
-    // A thread: up to kGpuChannels output channels of one pixel, accumulated
+    // A thread: up to kGpuChannelTile output channels of one pixel, accumulated
     // in registers over (c, taps) of its phase; threads along output rows,
     // 32-128 pixels per block.
     const int threads = gpu_threads_for(g.oh * g.ow, 32, 128);
-    const int channels = static_cast<int>(std::min<int64_t>(kGpuChannels, g.o));
-    Var p("p"), po("po"), pi("pi"), oo("oo"), oi("oi");
-    output.fuse(x, y, p)
-        .split(p, po, pi, threads, Halide::TailStrategy::GuardWithIf)
-        .split(o, oo, oi, channels, Halide::TailStrategy::GuardWithIf)
-        .reorder(oi, pi, po, oo, n)
-        .gpu_blocks(po, oo, n)
-        .gpu_threads(pi)
-        .unroll(oi);
+    const int channels = static_cast<int>(std::min<int64_t>(kGpuChannelTile, g.o));
+    const Var pi = schedule_gpu_channel_tile(output, x, y, o, n, threads, channels);
     conv.compute_at(output, pi).store_in(Halide::MemoryType::Register).unroll(o);
     conv.update().reorder(o, r.x, r.y, r.z, qx, px, qy, py, n).unroll(o);
     kernel.schedule = "conv_transpose2d phases " + std::to_string(g.sy) + "x" + std::to_string(g.sx) + " gpu: " +

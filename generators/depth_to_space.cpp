@@ -41,13 +41,7 @@ Kernel depth_to_space(const DepthToSpaceSpec& spec, const Halide::Target& target
     // A thread per output value, warps along output rows (coalesced writes;
     // the reads of b neighbouring threads alternate between b planes).
     const int columns = gpu_threads_for(out_shape[3], 8, 32);
-    Halide::Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), plane("plane");
-    output.split(x, xo, xi, columns, Halide::TailStrategy::GuardWithIf)
-        .split(y, yo, yi, 4, Halide::TailStrategy::GuardWithIf)
-        .reorder(xi, yi, xo, yo, c, n)
-        .fuse(c, n, plane)
-        .gpu_blocks(xo, yo, plane)
-        .gpu_threads(xi, yi);
+    schedule_gpu_rows(output, x, y, c, n, columns);
     kernel.schedule = "depth_to_space block " + std::to_string(b) + " gpu: one output per thread, " +
                       std::to_string(columns) + "x4 threads per block" +
                       (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));

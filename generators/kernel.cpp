@@ -133,6 +133,31 @@ int gpu_threads_for(int64_t extent, int least, int most) {
   return threads;
 }
 
+Halide::Var schedule_gpu_rows(Halide::Func& output, const Halide::Var& x, const Halide::Var& y, const Halide::Var& c,
+                              const Halide::Var& n, int columns) {
+  Halide::Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), plane("plane");
+  output.split(x, xo, xi, columns, Halide::TailStrategy::GuardWithIf)
+      .split(y, yo, yi, 4, Halide::TailStrategy::GuardWithIf)
+      .reorder(xi, yi, xo, yo, c, n)
+      .fuse(c, n, plane)
+      .gpu_blocks(xo, yo, plane)
+      .gpu_threads(xi, yi);
+  return xi;
+}
+
+Halide::Var schedule_gpu_channel_tile(Halide::Func& output, const Halide::Var& x, const Halide::Var& y,
+                                      const Halide::Var& o, const Halide::Var& n, int pixels, int channels) {
+  Halide::Var p("p"), po("po"), pi("pi"), oo("oo"), oi("oi");
+  output.fuse(x, y, p)
+      .split(p, po, pi, pixels, Halide::TailStrategy::GuardWithIf)
+      .split(o, oo, oi, channels, Halide::TailStrategy::GuardWithIf)
+      .reorder(oi, pi, po, oo, n)
+      .gpu_blocks(po, oo, n)
+      .gpu_threads(pi)
+      .unroll(oi);
+  return pi;
+}
+
 namespace {
 
 // A thread per element of all the dims fused into one: consecutive threads

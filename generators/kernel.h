@@ -151,6 +151,24 @@ constexpr int kGpuPointwiseThreads = 256;
 // `most` that covers it, so that small tensors waste few threads.
 int gpu_threads_for(int64_t extent, int least, int most);
 
+// A GPU schedule of an output (x, y, c, n) (NCHW, innermost first): a thread per
+// value, `columns` threads along each row (coalesced writes) x 4 rows per block,
+// the planes in the grid. Returns the thread var along the row, for what is
+// computed per thread.
+Halide::Var schedule_gpu_rows(Halide::Func& output, const Halide::Var& x, const Halide::Var& y, const Halide::Var& c,
+                              const Halide::Var& n, int columns);
+
+// Output channels a thread of a GPU convolution accumulates in registers: each
+// input value it loads feeds them all.
+constexpr int kGpuChannelTile = 8;
+
+// A GPU schedule of a convolution's output (x, y, o, n): a thread computes
+// `channels` channels (unrolled) of one pixel, blocks of `pixels` consecutive
+// pixels (x and y fused). Returns the thread var, at which the per-thread
+// accumulation is computed.
+Halide::Var schedule_gpu_channel_tile(Halide::Func& output, const Halide::Var& x, const Halide::Var& y,
+                                      const Halide::Var& o, const Halide::Var& n, int pixels, int channels);
+
 // Parallel loops cost the pool a wake-up per loop and an atomic claim per
 // task: tasks hold at least this much work (a smaller loop is two tasks), and
 // 3 to 16 tasks become a multiple of 4 of even size (3 uneven tasks on 2

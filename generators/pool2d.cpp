@@ -121,13 +121,7 @@ const char* kind_name(Pool2dSpec::Kind kind) {
 // reduction in registers.
 std::string schedule_gpu(Func& output, Pool2dFuncs& f, const Pool2dSpec& s) {
   const int columns = s.output_shape[3] >= 32 ? 32 : s.output_shape[3] >= 16 ? 16 : 8;
-  Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), plane("plane");
-  output.split(f.x, xo, xi, columns, Halide::TailStrategy::GuardWithIf)
-      .split(f.y, yo, yi, 4, Halide::TailStrategy::GuardWithIf)
-      .reorder(xi, yi, xo, yo, f.c, f.n)
-      .fuse(f.c, f.n, plane)
-      .gpu_blocks(xo, yo, plane)
-      .gpu_threads(xi, yi);
+  const Var xi = schedule_gpu_rows(output, f.x, f.y, f.c, f.n, columns);
   f.window.compute_at(output, xi).store_in(Halide::MemoryType::Register);
   if (*Halide::Internal::as_const_int(f.r.x.extent()) <= kMaxUnrolledTaps) f.window.update().unroll(f.r.x);
   return "one output per thread, " + std::to_string(columns) + "x4 threads per block";
