@@ -56,11 +56,11 @@ const char* post_op_name(PostOpSpec::Kind kind) {
 }  // namespace
 
 size_t add_epilogue_operands(const std::vector<PostOpSpec>& epilogue, const Shape& output_shape,
-                             std::vector<Halide::ImageParam>& params) {
+                             std::vector<Halide::ImageParam>& params, size_t first_post_op) {
   const size_t first = params.size();
   for (size_t i = 0; i < epilogue.size(); ++i) {
     const PostOpSpec& p = epilogue[i];
-    const std::string name = "post" + std::to_string(i) + "_" + post_op_name(p.kind);
+    const std::string name = "post" + std::to_string(first_post_op + i) + "_" + post_op_name(p.kind);
     switch (p.kind) {
       case PostOpSpec::Kind::kAffine:
         require(output_shape.size() >= 2, name + ": the output has no channel dim");
@@ -112,9 +112,9 @@ Halide::Expr epilogue_expr(Halide::Expr value, const std::vector<PostOpSpec>& ep
 
 Halide::Expr apply_epilogue(Halide::Expr value, const std::vector<PostOpSpec>& epilogue,
                             const std::vector<Halide::Expr>& nchw, const Shape& output_shape,
-                            std::vector<Halide::ImageParam>& params) {
+                            std::vector<Halide::ImageParam>& params, size_t first_post_op) {
   require(nchw.size() == output_shape.size(), "epilogue: coordinates do not match the output rank");
-  const size_t first = add_epilogue_operands(epilogue, output_shape, params);
+  const size_t first = add_epilogue_operands(epilogue, output_shape, params, first_post_op);
   return epilogue_expr(std::move(value), epilogue, nchw, params, first);
 }
 
@@ -122,13 +122,14 @@ Halide::Expr apply_blocked_epilogue(Halide::Expr value, const std::vector<PostOp
                                     const std::vector<Halide::Expr>& blocked, const Shape& blocked_shape,
                                     const std::vector<Halide::Expr>& nchw, const Shape& logical_shape,
                                     std::vector<Halide::ImageParam>& params) {
-  for (const PostOpSpec& post : epilogue) {
+  for (size_t i = 0; i < epilogue.size(); ++i) {
+    const PostOpSpec& post = epilogue[i];
     if (post.kind == PostOpSpec::Kind::kAdd || post.kind == PostOpSpec::Kind::kMul) {
       PostOpSpec in_blocks = post;
       in_blocks.operand_shape = blocked_shape;
-      value = apply_epilogue(value, {in_blocks}, blocked, blocked_shape, params);
+      value = apply_epilogue(value, {in_blocks}, blocked, blocked_shape, params, i);
     } else {
-      value = apply_epilogue(value, {post}, nchw, logical_shape, params);
+      value = apply_epilogue(value, {post}, nchw, logical_shape, params, i);
     }
   }
   return value;

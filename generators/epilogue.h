@@ -14,16 +14,18 @@ namespace aotc::gen {
 // with operands appends their ImageParams to `params` (the kernel's inputs) in
 // epilogue order: affine its scale then shift, [C] each, indexed by the
 // channel nchw[1]; add, mul and prelu their operand, broadcast to the output
-// shape.
+// shape. The operands are named after their post-op's position in the whole
+// epilogue: `first_post_op` is that of epilogue[0] (a caller applying a longer
+// epilogue one post-op at a time passes each one's, so names stay unique).
 Halide::Expr apply_epilogue(Halide::Expr value, const std::vector<PostOpSpec>& epilogue,
                             const std::vector<Halide::Expr>& nchw, const Shape& output_shape,
-                            std::vector<Halide::ImageParam>& params);
+                            std::vector<Halide::ImageParam>& params, size_t first_post_op = 0);
 
 // The same in two steps, for kernels that compute their output in several
 // definitions (concat): declare the operands once, then apply the epilogue in
 // each definition. add_epilogue_operands returns the index of the first.
 size_t add_epilogue_operands(const std::vector<PostOpSpec>& epilogue, const Shape& output_shape,
-                             std::vector<Halide::ImageParam>& params);
+                             std::vector<Halide::ImageParam>& params, size_t first_post_op = 0);
 Halide::Expr epilogue_expr(Halide::Expr value, const std::vector<PostOpSpec>& epilogue,
                            const std::vector<Halide::Expr>& nchw, const std::vector<Halide::ImageParam>& params,
                            size_t first_operand);

@@ -111,6 +111,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dBlockedKernel, ::testing::Values(
                     {mul({1, 16, 12, 19})}},
     BlockedConvCase{"asymmetric_pad_affine_batch2", {2, 16, 9, 11}, 48, {3, 2}, {1, 2}, {0, 1, 2, 0}, {1, 1}, false,
                     {affine(), clamp(0.0f, 6.0f)}},
+    // Two post-ops of one kind (found by aotc-fuzz: their operands once had one name).
+    BlockedConvCase{"two_affines_two_adds", {1, 16, 6, 9}, 32, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true,
+                    {affine(), affine(), add({1, 32, 6, 9}), add({1, 32, 6, 9}), relu()}},
     BlockedConvCase{"avx2_block_8", {1, 24, 11, 23}, 40, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true, {relu()}, kAvx2},
     BlockedConvCase{"sse41_block_4", {1, 6, 9, 10}, 12, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false, {hardswish()},
                     kSse41}
