@@ -51,14 +51,43 @@ Kernel concat(const ConcatSpec& spec, const Halide::Target& target) {
   constrain_output(output, out_shape);
 
   /* schedule */
+  // The loops of copy i: the output's dims, the axis's being the slice's RVar.
+  auto copy_loops = [&](size_t i) {
+    std::vector<Halide::VarOrRVar> loops(vars.begin(), vars.end());
+    loops[axis_dim] = Halide::RVar(slices[i].x);
+    return loops;
+  };
+  if (target.has_gpu_feature()) {
+    // Each copy a kernel of one thread per element of its input: all its loops
+    // fused (the axis's RVar among them, so the fused loop is an RVar too).
+    for (size_t i = 0; i < inputs; ++i) {
+      Halide::Stage copy = output.update(static_cast<int>(i));
+      const std::vector<Halide::VarOrRVar> loops = copy_loops(i);
+      Halide::VarOrRVar all = loops[0];
+      for (size_t d = 1; d < rank; ++d) {
+        const std::string name = "fused" + std::to_string(d);
+        const Halide::VarOrRVar fused =
+            d >= axis_dim ? Halide::VarOrRVar(Halide::RVar(name)) : Halide::VarOrRVar(Halide::Var(name));
+        copy.fuse(all, loops[d], fused);
+        all = fused;
+      }
+      const int threads = gpu_threads_for(num_elements(spec.input_shapes[i]), 32, kGpuPointwiseThreads);
+      Halide::RVar block("block"), thread("thread");
+      copy.gpu_tile(all, block, thread, threads, Halide::TailStrategy::GuardWithIf);
+    }
+    kernel.schedule = "concat of " + std::to_string(inputs) + " along axis " + std::to_string(spec.axis) +
+                      " gpu: one kernel per input, one element per thread, dims fused" +
+                      (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));
+    kernel.output = output;
+    return kernel;
+  }
   // Each copy: the innermost dim vectorised, the outermost dim with more than
   // one iteration parallel in tasks (the slices of a copy are disjoint, so
   // Halide can prove an axis RDom race-free).
   const int native = native_lanes(target);
   for (size_t i = 0; i < inputs; ++i) {
     Halide::Stage copy = output.update(static_cast<int>(i));
-    std::vector<Halide::VarOrRVar> loops(vars.begin(), vars.end());
-    loops[axis_dim] = Halide::RVar(slices[i].x);
+    const std::vector<Halide::VarOrRVar> loops = copy_loops(i);
     const Shape& in = spec.input_shapes[i];
     const int lanes = lanes_for_extent(in.back(), native);
     // An update may not shift its last vector inwards, and rounding up (the

@@ -13,6 +13,7 @@ using Halide::Var;
 
 struct GpuConvFuncs {
   Var x{"x"}, y{"y"}, o{"o"}, n{"n"};
+  Func source;        // the input, zero outside its rows and columns
   Func conv{"conv"};  // bias plus the window's sum, before the epilogue
   Func output{"conv2d_gpu"};
   Halide::RDom r;  // (kx, ky, c within the group)
@@ -32,6 +33,63 @@ std::string schedule_dense(GpuConvFuncs& f, const Shape& out) {
          " pixels per block";
 }
 
+// Blocks of tile_x x tile_y threads, a thread per pixel of `channels` output
+// channels (unrolled), accumulated in registers. Returns the loop over the blocks'
+// tiles of pixels, where a schedule computes what the block shares.
+Var schedule_pixel_tiles(GpuConvFuncs& f, int tile_x, int tile_y, int channels) {
+  Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), tile("tile"), oo("oo"), oi("oi");
+  f.output.tile(f.x, f.y, xo, yo, xi, yi, tile_x, tile_y, Halide::TailStrategy::GuardWithIf)
+      .split(f.o, oo, oi, channels, Halide::TailStrategy::GuardWithIf)
+      .reorder(oi, xi, yi, xo, yo, oo, f.n)
+      .fuse(xo, yo, tile)
+      .gpu_blocks(tile, oo, f.n)
+      .gpu_threads(xi, yi)
+      .unroll(oi);
+  f.conv.compute_at(f.output, xi).store_in(Halide::MemoryType::Register).unroll(f.o);
+  return tile;
+}
+
+// The staged schedule's tile of pixels: staged_columns x kGpuStagedRows. Whether its
+// input window (the tile, its halo, all the group's channels) fits in kGpuStagedBytes
+// of shared memory.
+int staged_columns(const Shape& out) { return gpu_threads_for(out[3], 8, kGpuWarp); }
+
+bool window_fits(const Conv2dSpec& s, const Shape& out) {
+  const int64_t rows = std::min<int64_t>(kGpuStagedRows, out[2]), columns = staged_columns(out);
+  const int64_t window_x = (columns - 1) * s.stride[1] + (s.kernel[1] - 1) * s.dilation[1] + 1;
+  const int64_t window_y = (rows - 1) * s.stride[0] + (s.kernel[0] - 1) * s.dilation[0] + 1;
+  return 4 * window_x * window_y * (s.input_shape[1] / s.groups) <= kGpuStagedBytes;
+}
+
+// Dense convs with a window (3x3 and larger, ungrouped) whose input window fits in
+// shared memory: a block of up to kGpuWarp x kGpuStagedRows threads first copies the input
+// window its tile of pixels reads (the tile and its halo, every input channel) into
+// shared memory, then each thread sums kGpuChannelTile channels of its pixel from
+// there in registers, so neighbouring threads' overlapping windows are read from
+// global memory once per block instead of once per thread and tap. (A copy per chunk
+// of input channels would need the accumulators to live across the chunks at the
+// block level, which Halide 14 keeps in registers only for a single warp's lanes,
+// whose shared-memory copies it leaves without a barrier.)
+std::string schedule_dense_staged(GpuConvFuncs& f, const Shape& out) {
+  const int columns = staged_columns(out);
+  const int rows = static_cast<int>(std::min<int64_t>(kGpuStagedRows, out[2]));
+  const int channels = static_cast<int>(std::min<int64_t>(kGpuChannelTile, out[1]));
+  const Var tile = schedule_pixel_tiles(f, columns, rows, channels);
+  f.conv.update().reorder(f.o, f.r.x, f.r.y, f.r.z, f.x, f.y, f.n).unroll(f.o);
+  Func window = f.source.in(f.conv);
+  const std::vector<Var> w = window.args();
+  Var wxo("wxo"), wxi("wxi"), wyo("wyo"), wyi("wyi");
+  window.compute_at(f.output, tile)
+      .store_in(Halide::MemoryType::GPUShared)
+      .split(w[0], wxo, wxi, columns, Halide::TailStrategy::GuardWithIf)
+      .split(w[1], wyo, wyi, rows, Halide::TailStrategy::GuardWithIf)
+      .reorder(wxi, wyi, wxo, wyo, w[2], w[3])
+      .gpu_threads(wxi, wyi);
+  return "conv2d gpu staged: " + std::to_string(channels) + " channels x 1 pixel per thread, " +
+         std::to_string(columns) + "x" + std::to_string(rows) +
+         " threads per block, the tile's input window in shared memory";
+}
+
 // Few outputs and a long reduction (a 1x1 conv of 1024 channels on a 14x14 map): the
 // dense schedule has few threads, each a long serial chain of multiply-adds, so the
 // layer waits on latency. Here a block's threads also split the reduction's input
@@ -44,17 +102,10 @@ std::string schedule_dense_split(GpuConvFuncs& f, const Shape& out, int slices) 
   const int tile_y = static_cast<int>(std::min<int64_t>(kGpuSplitTile[1], out[2]));
   const int channels = static_cast<int>(std::min<int64_t>(kGpuChannelTile, out[1]));
   Halide::RVar rzo("rzo"), rzi("rzi");
-  Var slice("slice"), xo("xo"), xi("xi"), yo("yo"), yi("yi"), tile("tile"), oo("oo"), oi("oi");
+  Var slice("slice");
   Func partial = f.conv.update().split(f.r.z, rzo, rzi, slices).rfactor(rzi, slice);
   Func staged = partial.in();  // the partial sums, once in shared memory
-  f.output.tile(f.x, f.y, xo, yo, xi, yi, tile_x, tile_y, Halide::TailStrategy::GuardWithIf)
-      .split(f.o, oo, oi, channels, Halide::TailStrategy::GuardWithIf)
-      .reorder(oi, xi, yi, xo, yo, oo, f.n)
-      .fuse(xo, yo, tile)
-      .gpu_blocks(tile, oo, f.n)
-      .gpu_threads(xi, yi)
-      .unroll(oi);
-  f.conv.compute_at(f.output, xi).store_in(Halide::MemoryType::Register).unroll(f.o);
+  const Var tile = schedule_pixel_tiles(f, tile_x, tile_y, channels);
   f.conv.update().unroll(f.o);
   staged.compute_at(f.output, tile)
       .store_in(Halide::MemoryType::GPUShared)
@@ -86,13 +137,15 @@ int reduction_slices(const Conv2dSpec& s, const Shape& out) {
 std::string schedule_depthwise(GpuConvFuncs& f, const Shape& out) {
   const int rows = static_cast<int>(std::min<int64_t>(kGpuDepthwiseRows, out[2]));
   const int columns = gpu_threads_for(out[3], 8, 32);
-  Var xo("xo"), xi("xi"), yo("yo"), yt("yt"), yi("yi"), ty("ty"), plane("plane");
+  Var xo("xo"), xi("xi"), yo("yo"), yt("yt"), yi("yi"), ty("ty"), plane("plane"), tile("tile"), block("block");
   f.output.split(f.x, xo, xi, columns, Halide::TailStrategy::GuardWithIf)
       .split(f.y, yo, yi, rows, Halide::TailStrategy::GuardWithIf)
       .split(yo, yt, ty, 4, Halide::TailStrategy::GuardWithIf)
       .reorder(yi, xi, ty, xo, yt, f.o, f.n)
       .fuse(f.o, f.n, plane)
-      .gpu_blocks(xo, yt, plane)
+      .fuse(xo, yt, tile)
+      .fuse(tile, plane, block)  // one grid dimension: grid y and z stop at 65535
+      .gpu_blocks(block)
       .gpu_threads(xi, ty)
       .unroll(yi);
   f.conv.compute_at(f.output, xi).store_in(Halide::MemoryType::Register).unroll(f.y);
@@ -118,22 +171,24 @@ Kernel conv2d_gpu(const Conv2dSpec& spec, const Halide::Target& target) {
   /* algorithm */
   GpuConvFuncs f;
   const int h = static_cast<int>(spec.input_shape[2]), w = static_cast<int>(spec.input_shape[3]);
-  const Func source = Halide::BoundaryConditions::constant_exterior(input, 0.0f, {{0, w}, {0, h}});
+  f.source = Halide::BoundaryConditions::constant_exterior(input, 0.0f, {{0, w}, {0, h}});
   f.r = Halide::RDom(0, spec.kernel[1], 0, spec.kernel[0], 0, static_cast<int>(c_per_group), "r");
   const Expr in_x = f.x * spec.stride[1] - spec.pad[1] + f.r.x * spec.dilation[1];
   const Expr in_y = f.y * spec.stride[0] - spec.pad[0] + f.r.y * spec.dilation[0];
   const Expr in_c = spec.groups == 1 ? Expr(f.r.z)
                                      : f.o / static_cast<int>(o_per_group) * static_cast<int>(c_per_group) + f.r.z;
   f.conv(f.x, f.y, f.o, f.n) = spec.has_bias ? kernel.inputs[2](f.o) : Expr(0.0f);
-  f.conv(f.x, f.y, f.o, f.n) += source(in_x, in_y, in_c, f.n) * weights(f.r.x, f.r.y, f.r.z, f.o);
+  f.conv(f.x, f.y, f.o, f.n) += f.source(in_x, in_y, in_c, f.n) * weights(f.r.x, f.r.y, f.r.z, f.o);
   f.output(f.x, f.y, f.o, f.n) =
       apply_epilogue(f.conv(f.x, f.y, f.o, f.n), spec.epilogue, {f.n, f.o, f.y, f.x}, out_shape, kernel.inputs);
   constrain_output(f.output, out_shape);
 
   /* schedule */
   const int slices = depthwise(spec) ? 1 : reduction_slices(spec, out_shape);
+  const bool staged = spec.kernel[0] * spec.kernel[1] > 1 && spec.groups == 1 && window_fits(spec, out_shape);
   const std::string tile = depthwise(spec) ? schedule_depthwise(f, out_shape)
                            : slices > 1    ? schedule_dense_split(f, out_shape, slices)
+                           : staged        ? schedule_dense_staged(f, out_shape)
                                            : schedule_dense(f, out_shape);
   kernel.schedule = tile + (spec.epilogue.empty() ? "" : ", epilogue " + epilogue_suffix(spec.epilogue));
   kernel.output = f.output;

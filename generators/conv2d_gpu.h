@@ -10,6 +10,10 @@
 //    small maps, where that schedule's few threads each run a long serial chain),
 //    the block's threads also split the input channels into up to kGpuMaxSlices
 //    slices whose partial sums meet in shared memory (blocks of 8x4 pixels);
+//    otherwise, ungrouped with a window (3x3 and larger) whose input tile and
+//    halo over all input channels fits in kGpuStagedBytes, a block of up to
+//    32x4 threads first copies that tile into shared memory and its threads
+//    read their taps from there (staged);
 //  - depthwise (groups == C == O): a thread computes kGpuDepthwiseRows rows of
 //    one output column, neighbouring threads neighbouring columns (coalesced
 //    reads), blocks of 32 x 4 threads.
@@ -31,6 +35,12 @@ constexpr int kGpuSplitTile[2] = {8, 4};
 constexpr int kGpuMaxSlices = 8;
 constexpr int64_t kGpuSplitThreads = 64 * 1024;
 constexpr int64_t kGpuSplitMinTaps = 32;
+// The staged schedule (dense convs with a window): a block's tile of pixels (up to
+// kGpuWarp columns x kGpuStagedRows rows), and the shared memory its input window
+// may take.
+constexpr int kGpuWarp = 32;
+constexpr int kGpuStagedRows = 4;
+constexpr int64_t kGpuStagedBytes = 32 * 1024;
 
 // Throws std::invalid_argument unless `target` has the CUDA feature.
 Kernel conv2d_gpu(const Conv2dSpec& spec, const Halide::Target& target);

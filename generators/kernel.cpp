@@ -135,12 +135,14 @@ int gpu_threads_for(int64_t extent, int least, int most) {
 
 Halide::Var schedule_gpu_rows(Halide::Func& output, const Halide::Var& x, const Halide::Var& y, const Halide::Var& c,
                               const Halide::Var& n, int columns) {
-  Halide::Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), plane("plane");
+  Halide::Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), plane("plane"), tile("tile"), block("block");
   output.split(x, xo, xi, columns, Halide::TailStrategy::GuardWithIf)
       .split(y, yo, yi, 4, Halide::TailStrategy::GuardWithIf)
       .reorder(xi, yi, xo, yo, c, n)
       .fuse(c, n, plane)
-      .gpu_blocks(xo, yo, plane)
+      .fuse(xo, yo, tile)
+      .fuse(tile, plane, block)
+      .gpu_blocks(block)
       .gpu_threads(xi, yi);
   return xi;
 }

@@ -153,7 +153,7 @@ int gpu_threads_for(int64_t extent, int least, int most);
 
 // A GPU schedule of an output (x, y, c, n) (NCHW, innermost first): a thread per
 // value, `columns` threads along each row (coalesced writes) x 4 rows per block,
-// the planes in the grid. Returns the thread var along the row, for what is
+// the blocks of all planes in one grid dimension (x: grid y and z stop at 65535). Returns the thread var along the row, for what is
 // computed per thread.
 Halide::Var schedule_gpu_rows(Halide::Func& output, const Halide::Var& x, const Halide::Var& y, const Halide::Var& c,
                               const Halide::Var& n, int columns);

@@ -19,6 +19,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "generators/concat.h"
 #include "generators/conv2d_gpu.h"
 #include "generators/conv_transpose2d.h"
 #include "generators/depth_to_space.h"
@@ -26,6 +27,7 @@
 #include "generators/linear.h"
 #include "generators/pad.h"
 #include "generators/pool2d.h"
+#include "generators/resize.h"
 #include "generators/softmax.h"
 #include "generators/transpose.h"
 
@@ -40,6 +42,8 @@ struct Case {
   std::string name;
   Build build;
   const aotc::gen::Conv2dSpec* conv = nullptr;  // conv2d_gpu: checked against the direct convolution
+  // Arguments whose values are given (resize's sample tables), by index; the others are random.
+  std::vector<std::pair<size_t, aotc::gen::PackedWeights>> fixed = {};
 };
 
 PostOpSpec post_op(PostOpSpec::Kind kind, float min = 0, float max = 0, Shape operand = {}) {
@@ -59,9 +63,9 @@ aotc::gen::Conv2dSpec conv(Shape input, int64_t out, int k, int stride, int pad,
   return s;
 }
 
-// The convolutions of conv2d_gpu's schedules: dense (3x3, 1x1 of a small map and a long
-// reduction, a strided RGB stem whose channels do not fill a tile), grouped, depthwise.
-// An asymmetric padding (TFLite's SAME with stride 2) and a dilated one.
+// The convolutions of conv2d_gpu's schedules: split (3x3, 1x1 of a small map and a long
+// reduction), staged (a strided RGB stem whose channels do not fill a tile), grouped,
+// depthwise. An asymmetric padding (TFLite's SAME with stride 2) and a dilated one.
 aotc::gen::Conv2dSpec with(aotc::gen::Conv2dSpec s, std::array<int, 4> pad, std::array<int, 2> dilation) {
   s.pad = pad;
   s.dilation = dilation;
@@ -83,6 +87,13 @@ const aotc::gen::Conv2dSpec kConvs[] = {
     conv({1, 100, 9, 11}, 19, 3, 1, 1, 1, post_op(PostOpSpec::Kind::kClamp, 0, 6)),
     conv({2, 128, 6, 5}, 24, 3, 1, 1, 2, post_op(PostOpSpec::Kind::kRelu)),
     conv({1, 64, 13, 13}, 32, 3, 2, 1, 1, post_op(PostOpSpec::Kind::kRelu)),
+    // The staged schedule's (the stem and the dilated case above are staged too): a
+    // window on many outputs (stride 2; dilation 2; 32 input channels, odd tiles at the
+    // edges). The dense schedule's: a 1x1 on a large map.
+    conv({1, 4, 20, 40}, 16, 3, 2, 1, 1, post_op(PostOpSpec::Kind::kRelu)),
+    with(conv({1, 6, 30, 34}, 8, 3, 1, 0, 1, post_op(PostOpSpec::Kind::kRelu)), {2, 2, 2, 2}, {2, 2}),
+    conv({1, 32, 66, 66}, 64, 3, 1, 1, 1, post_op(PostOpSpec::Kind::kClamp, 0, 6)),
+    conv({1, 8, 40, 40}, 20, 1, 1, 0, 1, post_op(PostOpSpec::Kind::kRelu)),
 };
 
 std::vector<Case> cases() {
@@ -172,6 +183,38 @@ std::vector<Case> cases() {
   adaptive.input_shape = {2, 5, 13, 10};
   adaptive.output_shape = {2, 5, 4, 3};
   add("adaptive_pool", [adaptive](const Halide::Target& t) { return pool2d(adaptive, t); });
+  // More planes than a grid's y or z dimension holds (65535).
+  Pool2dSpec many_planes = max_pool;
+  many_planes.input_shape = {1, 70000, 2, 2};
+  many_planes.output_shape = {1, 70000, 1, 1};
+  many_planes.kernel = {2, 2};
+  many_planes.pad = {0, 0, 0, 0};
+  add("max_pool_many_planes", [many_planes](const Halide::Target& t) { return pool2d(many_planes, t); });
+
+  // Concat: along channels (three inputs, an epilogue), along the innermost dim, rank 2.
+  for (const auto& [name, spec] : std::vector<std::pair<std::string, ConcatSpec>>{
+           {"concat_channels", {1, {{1, 8, 9, 11}, {1, 3, 9, 11}, {1, 5, 9, 11}}, {post_op(PostOpSpec::Kind::kRelu)}}},
+           {"concat_innermost", {3, {{2, 3, 4, 7}, {2, 3, 4, 2}}, {}}},
+           {"concat_rank2_batch", {0, {{3, 20}, {5, 20}}, {}}},
+       })
+    add(name, [spec = spec](const Halide::Target& t) { return concat(spec, t); });
+
+  // Resize: its sample tables are an input with given values.
+  auto resize_case = [&c](const std::string& name, ResizeSpec::Kind kind, Shape input, std::array<int64_t, 2> size,
+                          bool align_corners, bool half_pixel_centers) {
+    ResizeSpec spec;
+    spec.kind = kind;
+    spec.input_shape = std::move(input);
+    spec.size = size;
+    spec.align_corners = align_corners;
+    spec.half_pixel_centers = half_pixel_centers;
+    c.push_back({name, [spec](const Halide::Target& t) { return resize(spec, t); }, nullptr, {{1, resize_tables(spec)}}});
+  };
+  resize_case("resize_bilinear_2x", ResizeSpec::Kind::kBilinear, {1, 4, 8, 9}, {16, 18}, false, true);
+  resize_case("resize_bilinear_align", ResizeSpec::Kind::kBilinear, {2, 3, 7, 5}, {9, 13}, true, false);
+  resize_case("resize_bilinear_down", ResizeSpec::Kind::kBilinear, {1, 2, 17, 23}, {5, 7}, false, false);
+  resize_case("resize_nearest_3x", ResizeSpec::Kind::kNearest, {1, 3, 4, 5}, {12, 15}, false, true);
+  resize_case("resize_nearest_fractional", ResizeSpec::Kind::kNearest, {1, 2, 6, 9}, {10, 20}, false, false);
   return c;
 }
 
@@ -215,6 +258,7 @@ int main(int argc, char** argv) {
   const Halide::Target gpu = host.with_feature(Halide::Target::OpenCL);
   Halide::compile_standalone_runtime((dir / "runtime.o").string(), gpu);
   std::ostringstream table, declarations, shapes;
+  declarations << std::hexfloat;  // exact
   for (const Case& c : cases()) {
     const std::string schedule = compile(c.build, gpu, c.name + "_gpu", dir, shapes);
     if (schedule.find("gpu") == std::string::npos) {
@@ -241,7 +285,19 @@ int main(int argc, char** argv) {
     } else {
       table << "{}";
     }
-    table << "},\n";
+    table << ", {";
+    for (size_t i = 0, next = 0; next < c.fixed.size(); ++i) {
+      if (c.fixed[next].first != i) {
+        table << "nullptr, ";
+        continue;
+      }
+      const std::string array = "k" + c.name + "_arg" + std::to_string(i);
+      declarations << "static const float " << array << "[] = {";
+      for (float v : c.fixed[next++].second.data) declarations << v << ", ";
+      declarations << "};\n";
+      table << array << ", ";
+    }
+    table << "}},\n";
   }
   std::ofstream out(dir / "cases.inc");
   out << "// Generated by build_gpu_kernels: the kernels and their arguments' shapes.\n"

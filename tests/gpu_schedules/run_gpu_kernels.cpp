@@ -50,6 +50,7 @@ struct Case {
   int (*cpu)(void**);  // nullptr: conv2d_gpu, checked against the direct convolution
   Shape args[kMaxArgs];  // inputs in call order, then the output
   ConvReference conv;
+  const float* fixed[kMaxArgs];  // given values (resize's tables), else nullptr: random
 };
 
 #include "cases.inc"
@@ -115,7 +116,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < count; ++i) {
       gpu_args.push_back(make_buffer(c.args[i]));
       if (i + 1 < count) {
-        gpu_args.back().for_each_value([&](float& v) { v = uniform(random); });
+        const float* given = c.fixed[i];
+        gpu_args.back().for_each_value([&](float& v) { v = given != nullptr ? *given++ : uniform(random); });
         gpu_args.back().set_host_dirty();  // for_each_value does not: the device copy would be skipped
       }
       cpu_args.push_back(gpu_args.back().copy());

@@ -9,6 +9,7 @@
 
 #include "backends/cuda_stubs/choose_gpu_backends.h"
 #include "backends/halide/candidates.h"
+#include "generators/concat.h"
 #include "generators/elementwise.h"
 #include "ir/parser.h"
 #include "support/error.h"
@@ -46,11 +47,10 @@ TEST(GpuBackends, HalideKernelsForConvolutionsAndPooling) {
   for (const Node& node : g.nodes) EXPECT_EQ(has_gpu_cost_model(node), has_halide_cuda_kernel(node)) << node.name;
 }
 
-// %r: relu, %l: linear, %s: softmax, %c: concat. The first three have a Halide CUDA
-// kernel (their generators' GPU schedules) but no cost model: without measured times
-// they keep the stubs' call (the rules), outside the plan's totals; a tuning cache
-// timing both backends decides, and --gpu-backends=halide forces them. A concat has
-// no Halide kernel: the stubs skip the copies of inputs already in their slices.
+// %r: relu, %l: linear, %s: softmax, %c: concat. All have a Halide CUDA kernel (their
+// generators' GPU schedules) but no cost model: without measured times they keep the
+// stubs' call (the rules), outside the plan's totals; a tuning cache timing both
+// backends decides, and --gpu-backends=halide forces them.
 TEST(GpuBackends, OtherOpsHaveHalideKernelsChosenOnlyByMeasuredTimes) {
   const Graph g = parse_graph(R"(graph o {
   input %x: f32[1,512]
@@ -67,16 +67,16 @@ TEST(GpuBackends, OtherOpsHaveHalideKernelsChosenOnlyByMeasuredTimes) {
   EXPECT_EQ(has_halide_cuda_kernel(g.nodes[0]), true);
   EXPECT_EQ(has_halide_cuda_kernel(g.nodes[1]), true);
   EXPECT_EQ(has_halide_cuda_kernel(g.nodes[2]), true);
-  EXPECT_EQ(has_halide_cuda_kernel(g.nodes[3]), false);
+  EXPECT_EQ(has_halide_cuda_kernel(g.nodes[3]), true);
   EXPECT_TRUE(std::isnan(predict_gpu_us(g, g.nodes[1], GpuBackend::kHalideCuda, 90)));
   const GpuBackendPlan plan = choose_gpu_backends(g, {.mode = "auto", .cuda_capability = 90});
   EXPECT_EQ(plan.backend, std::vector<GpuBackend>(4, GpuBackend::kCudnn));
-  ASSERT_EQ(plan.choices.size(), 3u);
+  ASSERT_EQ(plan.choices.size(), 4u);
   for (const ChoiceRecord& c : plan.choices) {
     EXPECT_EQ(c.by, "rules");
     EXPECT_EQ(c.chosen, "cudnn");
   }
-  EXPECT_EQ(plan.totals.groups, 3);
+  EXPECT_EQ(plan.totals.groups, 4);
   EXPECT_EQ(plan.totals.costed, 0);
   EXPECT_DOUBLE_EQ(plan.totals.hybrid_us, 0);
 
@@ -93,13 +93,12 @@ TEST(GpuBackends, OtherOpsHaveHalideKernelsChosenOnlyByMeasuredTimes) {
   EXPECT_DOUBLE_EQ(tuned.totals.all_cudnn_us, 9.0);
 
   const GpuBackendPlan halide = choose_gpu_backends(g, {.mode = "halide"});
-  EXPECT_EQ(halide.backend, (std::vector<GpuBackend>{GpuBackend::kHalideCuda, GpuBackend::kHalideCuda,
-                                                       GpuBackend::kHalideCuda, GpuBackend::kCudnn}));
+  EXPECT_EQ(halide.backend, std::vector<GpuBackend>(4, GpuBackend::kHalideCuda));
 }
 
-// A generator that gave its kernel no GPU schedule would compile for a CUDA target as host
-// code over device pointers: the kernel's compile refuses it (a bug of aotc's, not the
-// user's); the same generator's GPU schedule compiles.
+// A generator that gave its kernel (or a stage of it) no GPU schedule would compile for a
+// CUDA target as host code over device pointers: the kernel's compile refuses it (a bug of
+// aotc's, not the user's); the same generator's GPU schedule compiles.
 TEST(GpuBackends, KernelWithoutGpuScheduleIsRefusedForACudaTarget) {
   gen::ElementwiseSpec spec;
   spec.kind = gen::ElementwiseSpec::Kind::kRelu;
@@ -112,6 +111,14 @@ TEST(GpuBackends, KernelWithoutGpuScheduleIsRefusedForACudaTarget) {
   const KernelSource gpu =
       halide_kernel_source("relu_gpu", "relu", [spec](const Halide::Target& t) { return gen::elementwise(spec, t); });
   EXPECT_NE(gpu.compile("host-cuda-cuda_capability_80", object).find("gpu"), std::string::npos);
+  // A concat computes in its update stages (one per input): each needs GPU loops.
+  const gen::ConcatSpec concat{1, {{1, 2, 4, 4}, {1, 3, 4, 4}}, {}};
+  const KernelSource concat_host = halide_kernel_source(
+      "concat_host", "concat", [concat](const Halide::Target&) { return gen::concat(concat, Halide::get_host_target()); });
+  EXPECT_THROW(concat_host.compile("host-cuda-cuda_capability_80", object), InternalError);
+  const KernelSource concat_gpu = halide_kernel_source(
+      "concat_gpu", "concat", [concat](const Halide::Target& t) { return gen::concat(concat, t); });
+  EXPECT_NE(concat_gpu.compile("host-cuda-cuda_capability_80", object).find("gpu"), std::string::npos);
 }
 
 TEST(GpuBackends, CostModelKeepsDenseConvsOnCudnnAndGivesDepthwiseAndPoolingToHalide) {

@@ -86,17 +86,7 @@ const char* gpu_backend_name(GpuBackend backend) {
 }
 
 bool has_halide_cuda_kernel(const Node& node) {
-  switch (node.op) {
-    case OpKind::Conv2d: return true;
-    // A concat's inputs mostly sit in their slices already (the memory plan puts
-    // them there), which only the stubs' copies skip. Resize's sample tables are
-    // buffers compiled into the kernel, which Halide would copy to the device
-    // once per process, outside the model's arena and context.
-    case OpKind::Concat:
-    case OpKind::ResizeBilinear:
-    case OpKind::ResizeNearest: return false;
-    default: return has_node_kernel(node.op);
-  }
+  return node.op == OpKind::Conv2d || has_node_kernel(node.op);
 }
 
 bool has_gpu_cost_model(const Node& node) {

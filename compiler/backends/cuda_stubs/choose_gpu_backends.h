@@ -55,8 +55,7 @@ struct GpuBackendPlan {
 };
 
 // Whether `node` has a Halide CUDA kernel: convolutions (generators/conv2d_gpu.h)
-// and every op with a node_kernel() (its generator's GPU schedule) but concat
-// and resize.
+// and every op with a node_kernel() (its generator's GPU schedule).
 bool has_halide_cuda_kernel(const Node& node);
 
 // Whether predict_gpu_us() has a model of `node`: convolutions and pooling,

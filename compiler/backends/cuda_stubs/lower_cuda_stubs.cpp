@@ -239,6 +239,10 @@ class Emitter {
 
   void emit_node(const Node& node);
   void emit_halide(const Node& node);
+  std::string halide_call(const std::string& key, const std::string& suffix,
+                          const std::function<gen::Kernel(const Halide::Target&)>& build,
+                          const std::vector<std::pair<std::string, Shape>>& args, int* kernel);
+  std::vector<int64_t> concat_inputs_to_copy(const Node& node);
   std::optional<std::string> fusable_residual(const Node& node);
   void emit_conv(const Node& node);
   void emit_cudnn_conv(const Node& node, const CudnnConv& conv, const std::string& input, std::ostringstream& body,
@@ -341,13 +345,31 @@ void Emitter::emit_cudnn_conv(const Node& node, const CudnnConv& c, const std::s
   add_layer(layer, ops_text(node), call, 2 * macs, body.str());
 }
 
+// Where each input of a concat goes: -1 when the memory
+// plan already placed it in its slice of the output (it costs nothing), else
+// the element offset of its slice; empty when no input is in place (or the
+// plan made no slices), and the concat is an ordinary kernel.
+std::vector<int64_t> Emitter::concat_inputs_to_copy(const Node& node) {
+  const std::vector<int64_t> slices = concat_slice_offsets(g_, node);
+  auto out = placement_.find(node.outputs[0]);
+  if (slices.empty() || out == placement_.end()) return {};
+  std::vector<int64_t> copies;
+  bool any_in_place = false;
+  for (size_t i = 0; i < slices.size(); ++i) {
+    auto in = placement_.find(node.inputs[i]);
+    const bool in_place = in != placement_.end() && in->second->offset == out->second->offset + slices[i];
+    copies.push_back(in_place ? -1 : slices[i] / static_cast<int64_t>(sizeof(float)));
+    any_in_place = any_in_place || in_place;
+  }
+  return any_in_place ? copies : std::vector<int64_t>{};
+}
+
 // Inputs the memory plan already placed in their slice of the output cost
 // nothing; the others are copied into theirs.
 void Emitter::emit_concat(const Node& node) {
   const size_t axis = static_cast<size_t>(node.attr<AxisAttrs>().axis);
   const Shape& y = g_.tensor(node.outputs[0]).shape;
-  const std::vector<int64_t> slices = concat_slice_offsets(g_, node);
-  auto out = placement_.find(node.outputs[0]);
+  const std::vector<int64_t> slices = concat_inputs_to_copy(node);
   int64_t outer = 1, inner = 1;
   for (size_t d = 0; d < axis; ++d) outer *= y[d];
   for (size_t d = axis + 1; d < y.size(); ++d) inner *= y[d];
@@ -356,10 +378,7 @@ void Emitter::emit_concat(const Node& node) {
   int copies = 0;
   for (size_t i = 0; i < node.op_operand_count(); ++i) {
     const Shape& s = g_.tensor(node.inputs[i]).shape;
-    auto in = placement_.find(node.inputs[i]);
-    const bool in_place = !slices.empty() && out != placement_.end() && in != placement_.end() &&
-                          in->second->offset == out->second->offset + slices[i];
-    if (!in_place) {
+    if (slices.empty() || slices[i] >= 0) {
       body << "  AOTC_TRY(concat_copy(&m.dev, " << pointer(node.inputs[i]) << ", " << pointer(node.outputs[0]) << ", "
            << outer << ", " << s[axis] * inner << ", " << y[axis] * inner << ", " << offset * inner << "));\n";
       ++copies;
@@ -371,12 +390,74 @@ void Emitter::emit_concat(const Node& node) {
             std::to_string(copies) + " concat_copy kernels", 0, body.str());
 }
 
+// A call of a Halide CUDA kernel (compiled once per key) over device buffers,
+// as a block of a layer's body; `kernel` is set to its index.
+std::string Emitter::halide_call(const std::string& key, const std::string& suffix,
+                                 const std::function<gen::Kernel(const Halide::Target&)>& build,
+                                 const std::vector<std::pair<std::string, Shape>>& args, int* kernel) {
+  auto found = halide_kernel_index_.find(key);
+  if (found == halide_kernel_index_.end()) {
+    const size_t k = model_.halide_kernels.size();
+    model_.halide_kernels.push_back(
+        halide_kernel_source("aotc_" + c_identifier(g_.name) + "_h" + std::to_string(k) + "_" + suffix, key, build));
+    found = halide_kernel_index_.emplace(key, k).first;
+    halide_declarations_ += "int " + model_.halide_kernels[k].function + "(void* user_context";
+    for (size_t i = 0; i < args.size(); ++i) halide_declarations_ += ", halide_buffer_t*";
+    halide_declarations_ += ");\n";
+  }
+  *kernel = static_cast<int>(found->second);
+  const std::string& function = model_.halide_kernels[found->second].function;
+  std::ostringstream body, shapes, ranks, data, buffers;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Shape& s = args[i].second;
+    shapes << (i ? ", " : "") << list(s);
+    ranks << (i ? ", " : "") << s.size();
+    data << (i ? ", " : "") << args[i].first;
+    buffers << ", &a.buffers[" << i << "]";
+  }
+  body << "  {\n"
+       << "    static const int64_t kShapes[][kMaxRank] = {" << shapes.str() << "};\n"
+       << "    static const int kRanks[] = {" << ranks.str() << "};\n"
+       << "    const float* const data[] = {" << data.str() << "};\n"
+       << "    HalideArgs<" << args.size() << "> a;\n"
+       << "    for (size_t i = 0; i < " << args.size() << "; ++i) bind(&a, i, data[i], kRanks[i], kShapes[i]);\n"
+       << "    AOTC_TRY(halide_status(&m.dev, \"" << function << "\", " << function << "(&m.dev.halide"
+       << buffers.str() << ")));\n"
+       << "  }\n";
+  return body.str();
+}
+
 // The node as a call of its Halide CUDA kernel over device buffers: a
 // convolution's inputs in order (input, weights as stored, bias, epilogue
 // operands), any other node's its node_kernel() arguments (packed weights go to
-// the blob like any constant); then the output.
+// the blob like any constant); then the output. A concat whose inputs the
+// memory plan placed in their slices copies only the others, each with a copy
+// kernel.
 void Emitter::emit_halide(const Node& node) {
   const TensorId out = node.outputs[0];
+  for (const TensorId id : node.inputs)
+    if (g_.tensor(id).shape.size() > kMaxRank) unsupported(node, "handle tensors of rank up to 6");
+  if (g_.tensor(out).shape.size() > kMaxRank) unsupported(node, "handle tensors of rank up to 6");
+  int kernel = -1;
+  if (node.op == OpKind::Concat && node.epilogue.empty()) {
+    const std::vector<int64_t> slices = concat_inputs_to_copy(node);
+    if (!slices.empty()) {
+      std::string body;
+      int copies = 0;
+      for (size_t i = 0; i < slices.size(); ++i) {
+        if (slices[i] < 0) continue;
+        const Shape& shape = g_.tensor(node.inputs[i]).shape;
+        body += halide_call(copy_kernel_key(shape), "copy", copy_kernel(shape),
+                            {{pointer(node.inputs[i]), shape}, {pointer(out) + " + " + std::to_string(slices[i]), shape}},
+                            &kernel);
+        ++copies;
+      }
+      add_layer(g_.tensor(out).name, ops_text(node), std::to_string(copies) + " Halide CUDA copy kernels", 0,
+                body + "  return kOk;\n", GpuBackend::kHalideCuda);
+      model_.layers.back().halide_kernel = kernel;
+      return;
+    }
+  }
   std::function<gen::Kernel(const Halide::Target&)> build;
   double flops = 0;
   std::vector<std::pair<std::string, Shape>> args;  // device pointer, shape
@@ -399,37 +480,11 @@ void Emitter::emit_halide(const Node& node) {
       }
     }
   }
-  const std::string key = node_description(g_, node);
-  auto found = halide_kernel_index_.find(key);
-  if (found == halide_kernel_index_.end()) {
-    const size_t k = model_.halide_kernels.size();
-    model_.halide_kernels.push_back(halide_kernel_source(
-        "aotc_" + c_identifier(g_.name) + "_h" + std::to_string(k) + "_" + op_name(node.op), key, build));
-    found = halide_kernel_index_.emplace(key, k).first;
-    halide_declarations_ += "int " + model_.halide_kernels[k].function + "(void* user_context";
-    for (size_t i = 0; i < args.size(); ++i) halide_declarations_ += ", halide_buffer_t*";
-    halide_declarations_ += ");\n";
-  }
-  const std::string& function = model_.halide_kernels[found->second].function;
-  std::ostringstream body, shapes, ranks, data, buffers;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const Shape& s = args[i].second;
-    if (s.size() > kMaxRank) unsupported(node, "handle tensors of rank up to 6");
-    shapes << (i ? ", " : "") << list(s);
-    ranks << (i ? ", " : "") << s.size();
-    data << (i ? ", " : "") << args[i].first;
-    buffers << ", &a.buffers[" << i << "]";
-  }
-  body << "  static const int64_t kShapes[][kMaxRank] = {" << shapes.str() << "};\n"
-       << "  static const int kRanks[] = {" << ranks.str() << "};\n"
-       << "  const float* const data[] = {" << data.str() << "};\n"
-       << "  HalideArgs<" << args.size() << "> a;\n"
-       << "  for (size_t i = 0; i < " << args.size() << "; ++i) bind(&a, i, data[i], kRanks[i], kShapes[i]);\n"
-       << "  return halide_status(&m.dev, \"" << function << "\", " << function << "(&m.dev.halide" << buffers.str()
-       << "));\n";
-  add_layer(g_.tensor(out).name, ops_text(node), "Halide CUDA kernel " + function, flops, body.str(),
-            GpuBackend::kHalideCuda);
-  model_.layers.back().halide_kernel = static_cast<int>(found->second);
+  const std::string body = halide_call(node_description(g_, node), op_name(node.op), build, args, &kernel);
+  add_layer(g_.tensor(out).name, ops_text(node),
+            "Halide CUDA kernel " + model_.halide_kernels[static_cast<size_t>(kernel)].function, flops,
+            body + "  return kOk;\n", GpuBackend::kHalideCuda);
+  model_.layers.back().halide_kernel = kernel;
 }
 
 void Emitter::emit_node(const Node& node) {

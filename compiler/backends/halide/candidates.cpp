@@ -30,13 +30,23 @@ gen::PostOpSpec post_op_spec(const Graph& g, const Node& node, const PostOp& p) 
   return spec;
 }
 
-// Whether the kernel's output loops over GPU blocks: a generator without a GPU
-// schedule compiles for a CUDA target too, as host code that would dereference
-// the device pointers it is given.
+// Whether every stage of the kernel's output loops over GPU blocks (an undefined
+// pure stage, as concat's, computes nothing): a generator without a GPU schedule
+// compiles for a CUDA target too, as host code that would dereference the device
+// pointers it is given.
 bool runs_on_gpu(const Halide::Func& output) {
-  for (const Halide::Internal::Dim& d : output.function().definition().schedule().dims())
-    if (d.for_type == Halide::Internal::ForType::GPUBlock) return true;
-  return false;
+  auto on_gpu = [](const Halide::Internal::Definition& stage) {
+    for (const Halide::Internal::Dim& d : stage.schedule().dims())
+      if (d.for_type == Halide::Internal::ForType::GPUBlock) return true;
+    return false;
+  };
+  const Halide::Internal::Definition& pure = output.function().definition();
+  const auto* value = pure.values().at(0).as<Halide::Internal::Call>();
+  const bool undefined = value != nullptr && value->is_intrinsic(Halide::Internal::Call::undef);
+  if (!undefined && !on_gpu(pure)) return false;
+  for (const Halide::Internal::Definition& update : output.function().updates())
+    if (!on_gpu(update)) return false;
+  return true;
 }
 
 }  // namespace

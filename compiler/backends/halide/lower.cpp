@@ -151,12 +151,7 @@ class Lowering {
   }
 
   void add_copy(const std::string& layer, BufferRef from, BufferRef to) {
-    gen::ElementwiseSpec spec;
-    spec.kind = gen::ElementwiseSpec::Kind::kCopy;
-    spec.input_shapes = {from.shape};
-    spec.output_shape = to.shape;
-    const int kernel = kernel_for("copy " + shape_text(to.shape), "copy",
-                                  [spec](const Halide::Target& t) { return gen::elementwise(spec, t); });
+    const int kernel = kernel_for(copy_kernel_key(to.shape), "copy", copy_kernel(to.shape));
     add_call(layer, "copy", kernel, {from, to}, 0);
   }
 

@@ -210,6 +210,7 @@ NodeKernel node_kernel(const Graph& g, const Node& node) {
       spec.half_pixel_centers = a.half_pixel_centers;
       spec.epilogue = epilogue_specs(g, node);
       b.tensor(node.inputs[0]);
+      b.packed([spec] { return gen::resize_tables(spec); });
       // Bilinear: 3 multiply-adds per output (rows blended once per output row).
       const double per_output = node.op == OpKind::ResizeBilinear ? 6 : 0;
       return b.finish([spec](const Halide::Target& t) { return gen::resize(spec, t); }, per_output * out_elements);
@@ -224,6 +225,16 @@ NodeKernel node_kernel(const Graph& g, const Node& node) {
   }
   AOTC_CHECK(false, "no lowering for op ", op_name(node.op));
   return {};
+}
+
+std::string copy_kernel_key(const Shape& shape) { return "copy " + shape_text(shape); }
+
+std::function<gen::Kernel(const Halide::Target&)> copy_kernel(const Shape& shape) {
+  gen::ElementwiseSpec spec;
+  spec.kind = gen::ElementwiseSpec::Kind::kCopy;
+  spec.input_shapes = {shape};
+  spec.output_shape = shape;
+  return [spec](const Halide::Target& t) { return gen::elementwise(spec, t); };
 }
 
 }  // namespace aotc

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "backends/halide/candidates.h"
@@ -30,5 +31,10 @@ bool has_node_kernel(OpKind op);
 
 // Throws UserError(kUnsupported) when the node's weights are not constant.
 NodeKernel node_kernel(const Graph& g, const Node& node);
+
+// A dense copy of a tensor of `shape` (a concat's input into its slice of the
+// output): the copy kernel's key (one kernel per shape) and generator.
+std::string copy_kernel_key(const Shape& shape);
+std::function<gen::Kernel(const Halide::Target&)> copy_kernel(const Shape& shape);
 
 }  // namespace aotc
