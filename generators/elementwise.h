@@ -5,7 +5,8 @@
 // prelu's alpha to x's shape); then the node's own epilogue. The op is applied as the first post-op of the epilogue
 // (epilogue.h), so an op and the same post-op compute the same thing.
 // Kernel inputs: (the op's operands, epilogue operands...); output output_shape.
-// Schedule: schedule_pointwise (kernel.h); for a GPU target a thread per element.
+// Schedule: schedule_pointwise (kernel.h); for a GPU target a thread per float4 (4
+// elements) or per element.
 #pragma once
 
 #include "generators/kernel.h"
@@ -21,6 +22,9 @@ struct ElementwiseSpec {
   std::vector<Shape> input_shapes;
   Shape output_shape;
   std::vector<PostOpSpec> epilogue;
+  // Whether every buffer starts 16-byte aligned (a tensor of the arena does; a copy
+  // into a concat's slice may not): a GPU schedule then moves float4s.
+  bool aligned = true;
 };
 
 Kernel elementwise(const ElementwiseSpec& spec, const Halide::Target& target);

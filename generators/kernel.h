@@ -139,14 +139,19 @@ void require_broadcastable(const Shape& operand, const Shape& output, const std:
 // parallel. With `fuse_rows`, the two innermost dims are first fused into one
 // run (right when every input is read at the output's coordinates or
 // broadcast: Halide folds the fused index back into dense addresses).
-// For a GPU target: a thread per element, all dims fused, blocks of up to
+// For a GPU target: all dims fused, a thread per kGpuVectorLanes elements
+// (float4 loads and stores) when their count is a multiple of it and `aligned`
+// (every buffer starts 16-byte aligned, as the arena's tensors do; CUDA faults on
+// a misaligned float4), else a thread per element; blocks of up to
 // kGpuPointwiseThreads threads (`fuse_rows` does not matter there).
 // Returns its description.
-std::string schedule_pointwise(Halide::Func& output, const Shape& shape, bool fuse_rows,
-                               const Halide::Target& target);
+std::string schedule_pointwise(Halide::Func& output, const Shape& shape, bool fuse_rows, const Halide::Target& target,
+                               bool aligned = true);
 
-// GPU schedules: threads per block of a kernel of independent elements.
+// GPU schedules: threads per block of a kernel of independent elements, and the
+// elements per thread of a vectorised one (a float4).
 constexpr int kGpuPointwiseThreads = 256;
+constexpr int kGpuVectorLanes = 4;
 // Threads along a loop of `extent`: the smallest power of two from `least` to
 // `most` that covers it, so that small tensors waste few threads.
 int gpu_threads_for(int64_t extent, int least, int most);

@@ -1,7 +1,8 @@
 // Constant padding of any rank: out = x shifted by the begin pads, `value`
 // outside x; then an optional fused epilogue.
 // Kernel inputs: (x, epilogue operands...); output: x's shape plus the pads.
-// Schedule: schedule_pointwise (kernel.h); for a GPU target a thread per element.
+// Schedule: schedule_pointwise (kernel.h); for a GPU target a thread per float4 (4
+// elements) or per element.
 #pragma once
 
 #include "generators/kernel.h"

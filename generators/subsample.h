@@ -4,7 +4,8 @@
 // (pointwise_conv.h), instead of a direct convolution whose vectors straddle
 // the skipped columns.
 // Kernel inputs: (x); output: [N, C, ceil(H/sy), ceil(W/sx)].
-// Schedule: schedule_pointwise (kernel.h); for a GPU target a thread per element.
+// Schedule: schedule_pointwise (kernel.h); for a GPU target a thread per float4 (4
+// elements) or per element.
 #pragma once
 
 #include <array>

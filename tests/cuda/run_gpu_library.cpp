@@ -8,7 +8,7 @@
 // Built per model with -DAOTC_MODEL=<name> against OUT/<name>.h and OUT/lib<name>.a.
 // It runs the model twice: from host pointers (run) and from device pointers
 // (run_device, with its own cudaMalloc'd tensors), and fails unless both give the same
-// bytes, prints "cuda_graph 1" if those runs replayed a captured CUDA graph (0: a capture
+// bytes and run_device refuses an output one float off 16-byte alignment; prints "cuda_graph 1" if those runs replayed a captured CUDA graph (0: a capture
 // was refused, the layers ran one by one), and runs once more layer by layer (with a
 // timing callback, which turns the library's CUDA graph off). Outputs start as NaN, so an
 // output the library never writes cannot pass.
@@ -286,6 +286,16 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "output %zu: run and run_device differ\n", i);
       return 1;
     }
+  }
+  // Device tensors must be 16-byte aligned (the kernels move float4s): one float off is refused.
+  float* first_output = device_out[0];
+  device_out[0] = first_output + 1;
+  status = AOTC_FN(AOTC_MODEL, _run_device)(model, &context, const_device_in.data(), device_out.data());
+  device_out[0] = first_output;
+  if (status != AOTC_ERROR_MISALIGNED_TENSOR) {
+    std::fprintf(stderr, "run_device with a misaligned output: %s, expected AOTC_ERROR_MISALIGNED_TENSOR\n",
+                 aotc_status_message(status));
+    return 1;
   }
   if (!timing) std::printf("cuda_graph %d\n", AOTC_FN(AOTC_MODEL, _runs_cuda_graph)(model));
   // Once more layer by layer (a timing callback turns the CUDA graph off): the same bytes.

@@ -120,9 +120,24 @@ std::vector<Case> cases() {
   tanh_rank1.input_shapes = {{1000}};
   tanh_rank1.output_shape = {1000};
   add("elementwise_tanh", [tanh_rank1](const Halide::Target& t) { return elementwise(tanh_rank1, t); });
+  // float4s that straddle channels (18 elements a plane): the scale and shift per lane.
+  ElementwiseSpec affine_float4 = affine;
+  affine_float4.input_shapes = {{2, 4, 3, 6}, {4}, {4}};
+  affine_float4.output_shape = {2, 4, 3, 6};
+  affine_float4.epilogue = {post_op(PostOpSpec::Kind::kHardSwish), post_op(PostOpSpec::Kind::kMul, 0, 0, {1, 4, 1, 1})};
+  add("elementwise_affine_float4", [affine_float4](const Halide::Target& t) { return elementwise(affine_float4, t); });
+  // A copy into a slice that may start misaligned: a thread per element.
+  ElementwiseSpec copy_unaligned;
+  copy_unaligned.input_shapes = {{1, 400}};
+  copy_unaligned.output_shape = {1, 400};
+  copy_unaligned.aligned = false;
+  add("elementwise_copy_unaligned", [copy_unaligned](const Halide::Target& t) { return elementwise(copy_unaligned, t); });
 
   PadSpec pad4{{1, 3, 10, 13}, {0, 0, 2, 1, 0, 0, 1, 3}, 0.5f, {post_op(PostOpSpec::Kind::kSigmoid)}};
   add("pad", [pad4](const Halide::Target& t) { return pad(pad4, t); });
+  // 1x2x12x12 outputs: float4s, some across the padding's edge.
+  PadSpec pad_float4{{1, 2, 9, 10}, {0, 0, 1, 1, 0, 0, 2, 1}, -1.0f, {}};
+  add("pad_float4", [pad_float4](const Halide::Target& t) { return pad(pad_float4, t); });
 
   for (const auto& [name, spec] : std::vector<std::pair<std::string, TransposeSpec>>{
            {"transpose_nhwc_to_nchw", {{1, 19, 23, 24}, {0, 3, 1, 2}, {}}},

@@ -19,12 +19,13 @@ size_t FN_device_arena_bytes(void);
 CREATE_)/* Runs from host pointers: copies the inputs in, runs, copies the outputs out, and
  * returns when they are there. Allocates nothing. */
 int FN_run(FN_gpu* model, aotc_context* context, const float* const* inputs, float* const* outputs);
-/* Runs from device pointers (no copies): enqueues the run on the model's stream and
- * returns; synchronise the stream before reading the outputs. */
+/* Runs from device pointers (no copies), each aligned to AOTC_DEVICE_TENSOR_ALIGNMENT
+ * (16) bytes, else AOTC_ERROR_MISALIGNED_TENSOR: enqueues the run on the model's stream
+ * and returns; synchronise the stream before reading the outputs. */
 int FN_run_device(FN_gpu* model, aotc_context* context, const float* const* inputs, float* const* outputs);
 /* Times each layer alone on the GPU as a run replays it: the layer captured into a CUDA
  * graph of its own and replayed `replays` times between two CUDA events, over the given
- * device tensors; reports the mean microseconds per replay through context->timing
+ * device tensors (aligned as run_device's); reports the mean microseconds per replay through context->timing
  * (required), in execution order. For tuning (bench/gpu writes a tuning cache from it). */
 int FN_profile_layers(FN_gpu* model, aotc_context* context, const float* const* inputs, float* const* outputs,
                       int replays);

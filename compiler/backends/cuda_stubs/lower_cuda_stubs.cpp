@@ -447,7 +447,8 @@ void Emitter::emit_halide(const Node& node) {
       for (size_t i = 0; i < slices.size(); ++i) {
         if (slices[i] < 0) continue;
         const Shape& shape = g_.tensor(node.inputs[i]).shape;
-        body += halide_call(copy_kernel_key(shape), "copy", copy_kernel(shape),
+        const bool aligned = slices[i] * int64_t{sizeof(float)} % AOTC_DEVICE_TENSOR_ALIGNMENT == 0;
+        body += halide_call(copy_kernel_key(shape, aligned), "copy", copy_kernel(shape, aligned),
                             {{pointer(node.inputs[i]), shape}, {pointer(out) + " + " + std::to_string(slices[i]), shape}},
                             &kernel);
         ++copies;
@@ -942,6 +943,20 @@ std::string Emitter::source() const {
      << "    return AOTC_ERROR_NULL_TENSOR;\n"
      << "  return AOTC_OK;\n"
      << "}\n\n"
+     << "bool any_misaligned(const void* const* pointers, size_t count) {\n"
+     << "  for (size_t i = 0; i < count; ++i)\n"
+     << "    if (reinterpret_cast<uintptr_t>(pointers[i]) % AOTC_DEVICE_TENSOR_ALIGNMENT != 0) return true;\n"
+     << "  return false;\n"
+     << "}\n\n"
+     << "// check_run, and the app's device tensors aligned for the kernels' float4 loads and stores.\n"
+     << "int check_device_run(const void* model, aotc_context* context, const float* const* inputs,\n"
+     << "    float* const* outputs) {\n"
+     << "  if (const int checked = check_run(model, context, inputs, outputs); checked != AOTC_OK) return checked;\n"
+     << "  if (any_misaligned(reinterpret_cast<const void* const*>(inputs), " << inputs << ") ||\n"
+     << "      any_misaligned(reinterpret_cast<const void* const*>(outputs), " << outputs << "))\n"
+     << "    return AOTC_ERROR_MISALIGNED_TENSOR;\n"
+     << "  return AOTC_OK;\n"
+     << "}\n\n"
      << "}  // namespace\n\n"
      << "struct " << fn << "_gpu {\n  Model m;\n};\n\n"
      << "namespace {\n\n"
@@ -972,12 +987,12 @@ std::string Emitter::source() const {
      << "}\n\n"
      << "int " << fn << "_run_device(" << fn << "_gpu* model, aotc_context* context, const float* const* inputs,\n"
      << "    float* const* outputs) {\n"
-     << "  if (const int checked = check_run(model, context, inputs, outputs); checked != AOTC_OK) return checked;\n"
+     << "  if (const int checked = check_device_run(model, context, inputs, outputs); checked != AOTC_OK) return checked;\n"
      << "  return run_layers(model->m, context, inputs, outputs);\n"
      << "}\n\n"
      << "int " << fn << "_profile_layers(" << fn << "_gpu* model, aotc_context* context, const float* const* inputs,\n"
      << "    float* const* outputs, int replays) {\n"
-     << "  if (const int checked = check_run(model, context, inputs, outputs); checked != AOTC_OK) return checked;\n"
+     << "  if (const int checked = check_device_run(model, context, inputs, outputs); checked != AOTC_OK) return checked;\n"
      << "  if (context == nullptr || context->timing == nullptr || replays < 1) return AOTC_ERROR_INVALID_ARGUMENT;\n"
      << "  return profile_layers(model->m, context, inputs, outputs, replays);\n"
      << "}\n\n"

@@ -227,13 +227,16 @@ NodeKernel node_kernel(const Graph& g, const Node& node) {
   return {};
 }
 
-std::string copy_kernel_key(const Shape& shape) { return "copy " + shape_text(shape); }
+std::string copy_kernel_key(const Shape& shape, bool aligned) {
+  return "copy " + shape_text(shape) + (aligned ? "" : " unaligned");
+}
 
-std::function<gen::Kernel(const Halide::Target&)> copy_kernel(const Shape& shape) {
+std::function<gen::Kernel(const Halide::Target&)> copy_kernel(const Shape& shape, bool aligned) {
   gen::ElementwiseSpec spec;
   spec.kind = gen::ElementwiseSpec::Kind::kCopy;
   spec.input_shapes = {shape};
   spec.output_shape = shape;
+  spec.aligned = aligned;
   return [spec](const Halide::Target& t) { return gen::elementwise(spec, t); };
 }
 

@@ -33,8 +33,10 @@ bool has_node_kernel(OpKind op);
 NodeKernel node_kernel(const Graph& g, const Node& node);
 
 // A dense copy of a tensor of `shape` (a concat's input into its slice of the
-// output): the copy kernel's key (one kernel per shape) and generator.
-std::string copy_kernel_key(const Shape& shape);
-std::function<gen::Kernel(const Halide::Target&)> copy_kernel(const Shape& shape);
+// output): the copy kernel's key (one kernel per shape and alignment) and
+// generator. `aligned`: whether the slice starts 16-byte aligned (only a GPU
+// schedule depends on it: gen::ElementwiseSpec::aligned).
+std::string copy_kernel_key(const Shape& shape, bool aligned = true);
+std::function<gen::Kernel(const Halide::Target&)> copy_kernel(const Shape& shape, bool aligned = true);
 
 }  // namespace aotc

@@ -22,6 +22,9 @@ extern "C" {
 
 /* Arenas must be aligned to this many bytes (cache line, widest vector). */
 #define AOTC_ARENA_ALIGNMENT 64
+/* A GPU library's run_device takes device tensors aligned to this many bytes
+ * (its kernels move float4s; cudaMalloc's pointers are 256-byte aligned). */
+#define AOTC_DEVICE_TENSOR_ALIGNMENT 16
 
 /* What a call returned. Stable numbers: they are part of the C ABI. */
 typedef enum aotc_status {
@@ -52,7 +55,10 @@ typedef enum aotc_status {
   /* The weights file has a format version this library does not read. */
   AOTC_ERROR_WEIGHTS_WRONG_VERSION = 12,
   /* Not an aotc weights file (magic), or its payload fails the checksum. */
-  AOTC_ERROR_WEIGHTS_CORRUPTED = 13
+  AOTC_ERROR_WEIGHTS_CORRUPTED = 13,
+  /* A device tensor given to a GPU library's run_device is not aligned to
+   * AOTC_DEVICE_TENSOR_ALIGNMENT. */
+  AOTC_ERROR_MISALIGNED_TENSOR = 14
 } aotc_status;
 
 static inline const char* aotc_status_message(int status) {
@@ -71,6 +77,7 @@ static inline const char* aotc_status_message(int status) {
     case AOTC_ERROR_WEIGHTS_WRONG_MODEL: return "the weights file was written for another model";
     case AOTC_ERROR_WEIGHTS_WRONG_VERSION: return "the weights file has a format version this library does not read";
     case AOTC_ERROR_WEIGHTS_CORRUPTED: return "the weights are not an aotc weights file or fail their checksum";
+    case AOTC_ERROR_MISALIGNED_TENSOR: return "a device tensor is not aligned to AOTC_DEVICE_TENSOR_ALIGNMENT (16) bytes";
     default: return "unknown aotc status";
   }
 }
@@ -158,6 +165,7 @@ enum class Status : int {
   kWeightsWrongModel = AOTC_ERROR_WEIGHTS_WRONG_MODEL,
   kWeightsWrongVersion = AOTC_ERROR_WEIGHTS_WRONG_VERSION,
   kWeightsCorrupted = AOTC_ERROR_WEIGHTS_CORRUPTED,
+  kMisalignedTensor = AOTC_ERROR_MISALIGNED_TENSOR,
 };
 
 inline const char* message(Status s) { return aotc_status_message(static_cast<int>(s)); }
