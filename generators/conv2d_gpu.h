@@ -13,7 +13,10 @@
 //    otherwise, ungrouped with a window (3x3 and larger) whose input tile and
 //    halo over all input channels fits in kGpuStagedBytes, a block of up to
 //    32x4 threads first copies that tile into shared memory and its threads
-//    read their taps from there (staged);
+//    read their taps from there (staged); otherwise, with rows a multiple of 4
+//    wide and threads enough (kGpuSplitThreads even at 4 pixels each), a thread
+//    computes kGpuChannelTile channels of 4 neighbouring pixels of a row
+//    (float4 input reads where they are dense and aligned);
 //  - depthwise (groups == C == O): a thread computes kGpuDepthwiseRows rows of
 //    one output column, neighbouring threads neighbouring columns (coalesced
 //    reads), blocks of 32 x 4 threads.
@@ -29,8 +32,8 @@ namespace aotc::gen {
 // Output rows per thread of the depthwise schedule.
 constexpr int kGpuDepthwiseRows = 4;
 // The split schedule (few outputs, long reductions): pixels per block (x, y), at most
-// this many slices of the reduction, the threads of all slices it stays under, and the
-// fewest taps a slice sums.
+// this many slices of the reduction, the threads of all slices it stays under (also
+// the threads the 4-pixel schedule keeps at least), and the fewest taps a slice sums.
 constexpr int kGpuSplitTile[2] = {8, 4};
 constexpr int kGpuMaxSlices = 8;
 constexpr int64_t kGpuSplitThreads = 64 * 1024;

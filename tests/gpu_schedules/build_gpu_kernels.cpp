@@ -94,6 +94,12 @@ const aotc::gen::Conv2dSpec kConvs[] = {
     with(conv({1, 6, 30, 34}, 8, 3, 1, 0, 1, post_op(PostOpSpec::Kind::kRelu)), {2, 2, 2, 2}, {2, 2}),
     conv({1, 32, 66, 66}, 64, 3, 1, 1, 1, post_op(PostOpSpec::Kind::kClamp, 0, 6)),
     conv({1, 8, 40, 40}, 20, 1, 1, 0, 1, post_op(PostOpSpec::Kind::kRelu)),
+    // Four pixels a thread (float4s), with threads enough: a 1x1, and a padded, dilated
+    // 3x3 whose window does not fit in shared memory.
+    conv({1, 4, 256, 256}, 32, 1, 1, 0, 1, post_op(PostOpSpec::Kind::kRelu)),
+    with(conv({1, 18, 128, 256}, 64, 3, 1, 0, 1, post_op(PostOpSpec::Kind::kClamp, 0, 6)), {4, 4, 4, 4}, {4, 4}),
+    // Staged without padding (no bounds check): the edge tiles' windows stay inside.
+    conv({1, 6, 22, 37}, 16, 3, 1, 0, 1, post_op(PostOpSpec::Kind::kRelu)),
 };
 
 std::vector<Case> cases() {
