@@ -53,8 +53,9 @@ struct BackendCost {
 constexpr BackendCost kCudnnCost = {4.83, 0.206, 0.0649, 0.0379, 0.0154};
 // generators/conv2d_gpu.h and pool2d.h as the H100 measured them: register tiles, no
 // shared memory or split reduction (the split schedule for small maps with long
-// reductions came after, and has not been timed: these constants describe the
-// schedule before it until bench/gpu measures again); pooling bandwidth-bound.
+// reductions, the staged one and the 4-pixel one came after, and have not been timed:
+// these constants describe the schedule before them until bench/gpu measures again);
+// pooling bandwidth-bound.
 constexpr BackendCost kHalideCost = {2.74, 0.114, 0.147, 0.0972, 0.958};
 
 const GpuDevice& device_for(int capability) {
