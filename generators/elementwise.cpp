@@ -68,7 +68,8 @@ Kernel elementwise(const ElementwiseSpec& spec, const Halide::Target& target) {
   constrain_output(output, out_shape);
 
   /* schedule */
-  kernel.schedule = "elementwise" + epilogue_suffix(ops) + ": " + schedule_pointwise(output, out_shape, true, target, spec.aligned);
+  kernel.schedule =
+      "elementwise" + epilogue_suffix(ops) + ": " + schedule_pointwise(output, out_shape, true, target, spec.aligned);
   kernel.output = output;
   return kernel;
 }

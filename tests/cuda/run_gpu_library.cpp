@@ -8,7 +8,8 @@
 // Built per model with -DAOTC_MODEL=<name> against OUT/<name>.h and OUT/lib<name>.a.
 // It runs the model twice: from host pointers (run) and from device pointers
 // (run_device, with its own cudaMalloc'd tensors), and fails unless both give the same
-// bytes and run_device refuses an output one float off 16-byte alignment; prints "cuda_graph 1" if those runs replayed a captured CUDA graph (0: a capture
+// bytes and run_device refuses an output one float off 16-byte alignment; prints
+// "cuda_graph 1" if those runs replayed a captured CUDA graph (0: a capture
 // was refused, the layers ran one by one), and runs once more layer by layer (with a
 // timing callback, which turns the library's CUDA graph off). Outputs start as NaN, so an
 // output the library never writes cannot pass.

@@ -137,7 +137,8 @@ std::vector<Case> cases() {
   copy_unaligned.input_shapes = {{1, 400}};
   copy_unaligned.output_shape = {1, 400};
   copy_unaligned.aligned = false;
-  add("elementwise_copy_unaligned", [copy_unaligned](const Halide::Target& t) { return elementwise(copy_unaligned, t); });
+  add("elementwise_copy_unaligned",
+      [copy_unaligned](const Halide::Target& t) { return elementwise(copy_unaligned, t); });
 
   PadSpec pad4{{1, 3, 10, 13}, {0, 0, 2, 1, 0, 0, 1, 3}, 0.5f, {post_op(PostOpSpec::Kind::kSigmoid)}};
   add("pad", [pad4](const Halide::Target& t) { return pad(pad4, t); });

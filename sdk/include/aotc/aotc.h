@@ -77,7 +77,8 @@ static inline const char* aotc_status_message(int status) {
     case AOTC_ERROR_WEIGHTS_WRONG_MODEL: return "the weights file was written for another model";
     case AOTC_ERROR_WEIGHTS_WRONG_VERSION: return "the weights file has a format version this library does not read";
     case AOTC_ERROR_WEIGHTS_CORRUPTED: return "the weights are not an aotc weights file or fail their checksum";
-    case AOTC_ERROR_MISALIGNED_TENSOR: return "a device tensor is not aligned to AOTC_DEVICE_TENSOR_ALIGNMENT (16) bytes";
+    case AOTC_ERROR_MISALIGNED_TENSOR:
+      return "a device tensor is not aligned to AOTC_DEVICE_TENSOR_ALIGNMENT (16) bytes";
     default: return "unknown aotc status";
   }
 }
