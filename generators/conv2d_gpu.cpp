@@ -140,14 +140,14 @@ std::string schedule_dense_split(GpuConvFuncs& f, const Shape& out, int slices) 
          std::to_string(slices) + " threads per block, partial sums added in shared memory";
 }
 
-// How many slices schedule_dense_split cuts the reduction of a dense conv into (1: the
-// dense schedule): while the threads of all slices stay under kGpuSplitThreads and each
-// slice keeps kGpuSplitMinTaps taps and two input channels or more.
 // The threads of the dense schedule: one per pixel and kGpuChannelTile channels.
 int64_t channel_tile_threads(const Shape& out) {
   return out[0] * out[2] * out[3] * ((out[1] + kGpuChannelTile - 1) / kGpuChannelTile);
 }
 
+// How many slices schedule_dense_split cuts the reduction of a dense conv into (1: the
+// dense schedule): while the threads of all slices stay under kGpuSplitThreads and each
+// slice keeps kGpuSplitMinTaps taps and two input channels or more.
 int reduction_slices(const Conv2dSpec& s, const Shape& out) {
   const int64_t thread_outputs = channel_tile_threads(out);
   const int64_t channels = s.input_shape[1] / s.groups;

@@ -25,8 +25,8 @@ int FN_run(FN_gpu* model, aotc_context* context, const float* const* inputs, flo
 int FN_run_device(FN_gpu* model, aotc_context* context, const float* const* inputs, float* const* outputs);
 /* Times each layer alone on the GPU as a run replays it: the layer captured into a CUDA
  * graph of its own and replayed `replays` times between two CUDA events, over the given
- * device tensors (aligned as run_device's); reports the mean microseconds per replay through context->timing
- * (required), in execution order. For tuning (bench/gpu writes a tuning cache from it). */
+ * device tensors (aligned as run_device's); reports the mean microseconds per replay
+ * through context->timing (required), in execution order. For tuning (bench/gpu writes a tuning cache from it). */
 int FN_profile_layers(FN_gpu* model, aotc_context* context, const float* const* inputs, float* const* outputs,
                       int replays);
 /* 1 while runs replay the layers as one captured CUDA graph (one launch a run), 0 before

@@ -22,6 +22,8 @@ namespace {
 constexpr int64_t kAlignment = 64;
 constexpr size_t kMaxRank = 6;      // aotc_cuda::kMaxRank
 constexpr size_t kMaxPostOps = 6;   // aotc_cuda::kMaxPostOps
+// The alignment run_device asks of the app's tensors is what a float4 needs.
+static_assert(AOTC_DEVICE_TENSOR_ALIGNMENT == gen::kGpuVectorLanes * sizeof(float));
 
 int64_t aligned(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 
