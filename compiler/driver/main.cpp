@@ -263,10 +263,12 @@ void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::tim
 int run(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   Options opt;
-  CLI::App app{"aotc " + std::string(kVersion) + ": ahead-of-time compiler from CNN models to static libraries."};
+  CLI::App app{"aotc " + std::string(kVersion) + ": ahead-of-time compiler from CNN models to static libraries.",
+               "aotc"};
   app.footer("\n" + pass_help() + "\n" + exit_code_help());
   app.set_version_flag("--version", std::string("aotc ") + kVersion);
-  app.add_option("model", opt.model, "Model file: .fb (aotc FlatBuffers) or .air (IR text)")->required();
+  app.add_option("model", opt.model, "Model file, recognised by its content: .fb (aotc's FlatBuffers format), .tflite (TensorFlow "
+                 "Lite) or .air (aotc's IR text)")->required();
   app.add_option("--emit", opt.emit,
                  "What to produce: lib (static library, header and report in the -o directory), graph "
                  "(the optimised IR text), run (evaluate with the reference evaluator), plan (the static "
