@@ -267,8 +267,10 @@ int run(int argc, char** argv) {
                "aotc"};
   app.footer("\n" + pass_help() + "\n" + exit_code_help());
   app.set_version_flag("--version", std::string("aotc ") + kVersion);
-  app.add_option("model", opt.model, "Model file, recognised by its content: .fb (aotc's FlatBuffers format), .tflite (TensorFlow "
-                 "Lite) or .air (aotc's IR text)")->required();
+  app.add_option("model", opt.model,
+                 "Model file, recognised by its content: .fb (aotc's FlatBuffers format), .tflite (TensorFlow "
+                 "Lite) or .air (aotc's IR text)")
+      ->required();
   app.add_option("--emit", opt.emit,
                  "What to produce: lib (static library, header and report in the -o directory), graph "
                  "(the optimised IR text), run (evaluate with the reference evaluator), plan (the static "
