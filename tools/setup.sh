@@ -8,7 +8,9 @@ packages=(
   cmake ninja-build g++ clang libclang-rt-14-dev
   # compiler dependencies
   libhalide14-0-dev flatbuffers-compiler flatbuffers-compiler-dev libflatbuffers-dev libcli11-dev
-  nlohmann-json3-dev binutils zlib1g-dev
+  nlohmann-json3-dev binutils zlib1g-dev libssl-dev
+  # the presets' caches of what aotc compiles: ccache for the generated runners and CUDA stubs
+  ccache
   # tests: GoogleTest, lit + FileCheck, the PyTorch reference and the exporter
   libgtest-dev libgmock-dev llvm-14-tools
   python3-torch python3-torchvision python3-numpy python3-flatbuffers

@@ -20,6 +20,7 @@ struct BackendOptions {
   std::string target;    // canonical Halide target string (halide_target_string)
   std::string work_dir;  // objects and intermediate files
   int jobs = 1;          // worker processes compiling kernels
+  std::string kernel_cache;  // directory of the kernel cache (kernel_cache.h); empty: none
   std::ostream* progress = nullptr;
   std::string producer;  // "aotc 0.1.0 from resnet18.fb", for the header and the report
   const TuningCache* tuning = nullptr;  // measured times to choose by, or null

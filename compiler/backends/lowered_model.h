@@ -23,12 +23,18 @@ struct BufferRef {
 };
 
 // One distinct kernel. `compile` writes an object file defining `function`
-// (int function(void* user_context, halide_buffer_t*... args)) and returns a
-// one-line description of the schedule it chose.
+// (int function(void* user_context, halide_buffer_t*... args)) for `target`,
+// copied from the kernel cache in `cache_dir` when that holds it (empty: no
+// cache; backends/halide/kernel_cache.h).
 struct KernelSource {
+  struct Compiled {
+    std::string schedule;  // a one-line description of the schedule it chose
+    bool from_cache = false;
+  };
   std::string function;
   std::string description;  // op and shapes, e.g. "conv2d+relu 1x64x56x56 -> 1x64x56x56 k3x3 s1"
-  std::function<std::string(const std::string& target, const std::string& object_path)> compile;
+  std::function<Compiled(const std::string& target, const std::string& object_path, const std::string& cache_dir)>
+      compile;
 };
 
 // One call of a kernel by the runner.

@@ -19,6 +19,7 @@
 #include "backends/backend.h"
 #include "backends/halide/group_plan.h"
 #include "backends/halide/halide_backend.h"
+#include "backends/halide/kernel_cache.h"
 #include "frontends/frontend.h"
 #include "ir/printer.h"
 #include "package/package.h"
@@ -43,6 +44,8 @@ struct Options {
   std::string target = "host";
   std::string cxx;
   int jobs = 0;
+  std::string kernel_cache;
+  std::string compiler_launcher;
   std::vector<std::string> inputs;
   bool stats = false;
   PipelineOptions pipeline;
@@ -239,6 +242,10 @@ void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::tim
   backend.target = target;
   backend.work_dir = work.path.string();
   backend.jobs = jobs(opt);
+  if (!opt.kernel_cache.empty()) {
+    prepare_kernel_cache(opt.kernel_cache);
+    backend.kernel_cache = std::filesystem::absolute(opt.kernel_cache).string();
+  }
   backend.progress = &std::cout;
   backend.producer = producer(opt);
   backend.tuning = opt.tuning_cache_path.empty() ? nullptr : &opt.tuning_cache;
@@ -254,6 +261,7 @@ void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::tim
   options.assembler = backend.cxx;
   options.format = format;
   options.sdk_header = sdk_header();
+  if (!opt.compiler_launcher.empty()) options.compiler_launcher = {opt.compiler_launcher};
   options.compile_seconds_so_far = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const PackageResult result = write_library(parts, options);
   std::cout << result.summary << "wrote " << result.library << ", " << result.header << ", " << result.report
@@ -281,6 +289,15 @@ int run(int argc, char** argv) {
   app.add_option("--name", opt.name, "Model name (default: the model file's stem)");
   app.add_option("--target", opt.target, "Halide target string for --emit=lib: host, x86-64-linux with CPU features (e.g. x86-64-linux-avx2), arm-64-linux or arm-32-linux (default: host); host-cuda[-cuda_capability_NN] builds a GPU library (Halide CUDA kernels and CUDA stubs over cuDNN, see --gpu-backends)");
   app.add_option("--jobs", opt.jobs, "Worker processes compiling kernels (default: one per core)");
+  app.add_option("--kernel-cache", opt.kernel_cache,
+                 "Directory of compiled kernels keyed by their lowered Halide code, target and Halide build: a "
+                 "kernel found there is copied instead of compiled, one compiled is added (default: none; the "
+                 "environment variable AOTC_KERNEL_CACHE sets it too)")
+      ->envname("AOTC_KERNEL_CACHE");
+  app.add_option("--compiler-launcher", opt.compiler_launcher,
+                 "A program the generated runner's (and a GPU library's CUDA stubs') compile command runs under, "
+                 "e.g. ccache (default: none; the environment variable AOTC_COMPILER_LAUNCHER sets it too)")
+      ->envname("AOTC_COMPILER_LAUNCHER");
   app.add_option("--cxx", opt.cxx, "C++ compiler for the generated runner (default: c++ for the host's architecture, aarch64-linux-gnu-g++ for arm-64-linux, arm-linux-gnueabihf-g++ for arm-32-linux)");
   app.add_option("--conv-algorithm", opt.conv_algorithm,
                  "auto: Winograd F(4x4,3x3) for the 3x3 stride-1 convolutions where it was measured faster, direct "

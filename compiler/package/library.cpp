@@ -98,9 +98,13 @@ PackageResult write_library(const LibraryParts& parts, const PackageOptions& opt
     const fs::path file = work / source.file;
     const fs::path object = fs::path(file).replace_extension(".o");
     write_text(file, source.text);
-    std::vector<std::string> command = source.compile;
-    command.insert(command.end(), {"-I", work.string(), "-c", file.string(), "-o", object.string()});
-    run_tool(command, source.what);
+    // In the work directory, by relative paths: the same source then compiles
+    // with the same command line in every run, which a compiler cache (ccache)
+    // needs to find it again.
+    std::vector<std::string> command = options.compiler_launcher;
+    command.insert(command.end(), source.compile.begin(), source.compile.end());
+    command.insert(command.end(), {"-I", ".", "-c", source.file, "-o", object.filename().string()});
+    run_tool(command, source.what, work.string());
     objects.push_back({object.string(), source.role});
     if (source.shipped) shipped.push_back(file);
   }

@@ -69,6 +69,9 @@ struct PackageOptions {
   std::string assembler;   // the target's C++ compiler, which assembles the weights object
   ObjectFormat format;     // every object must be of this format
   std::string sdk_header;  // path of sdk/include/aotc/aotc.h to copy beside the header
+  // A command the generated sources' compile commands run under (aotc
+  // --compiler-launcher, e.g. ccache), as CMake's CMAKE_<LANG>_COMPILER_LAUNCHER.
+  std::vector<std::string> compiler_launcher;
   double compile_seconds_so_far = 0;
 };
 

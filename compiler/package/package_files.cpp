@@ -13,8 +13,8 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
   if (!out) fail(ExitCode::kIo, path.string(), ": cannot write");
 }
 
-void run_tool(const std::vector<std::string>& argv, const std::string& what) {
-  CommandResult r = run_command(argv);
+void run_tool(const std::vector<std::string>& argv, const std::string& what, const std::string& cwd) {
+  CommandResult r = run_command(argv, cwd);
   if (r.exit_code != 0)
     fail(ExitCode::kIo, what, " failed (exit ", r.exit_code, "): ", command_line(argv), "\n", r.output);
 }

@@ -11,7 +11,7 @@ namespace aotc {
 
 void write_text(const std::filesystem::path& path, const std::string& text);
 // Runs a tool; on failure throws UserError (kIo) with `what`, the command and its output.
-void run_tool(const std::vector<std::string>& argv, const std::string& what);
+void run_tool(const std::vector<std::string>& argv, const std::string& what, const std::string& cwd = "");
 // The weights blob as an object: an assembler file that .incbin's the bytes,
 // which any target's assembler handles and which costs no C++ parsing.
 std::string weights_assembly(const std::string& symbol, const std::string& blob_path);

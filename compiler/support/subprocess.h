@@ -11,8 +11,9 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
-// Runs argv[0] (looked up on PATH) with the given arguments and waits for it.
-CommandResult run_command(const std::vector<std::string>& argv);
+// Runs argv[0] (looked up on PATH) with the given arguments, in the directory
+// `cwd` (empty: this process's), and waits for it.
+CommandResult run_command(const std::vector<std::string>& argv, const std::string& cwd = "");
 
 // "a b 'c d'": for messages.
 std::string command_line(const std::vector<std::string>& argv);

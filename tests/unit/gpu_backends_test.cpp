@@ -107,18 +107,18 @@ TEST(GpuBackends, KernelWithoutGpuScheduleIsRefusedForACudaTarget) {
   const std::string object = testing::TempDir() + "/relu_gpu.o";
   const KernelSource host = halide_kernel_source(
       "relu_host", "relu", [spec](const Halide::Target&) { return gen::elementwise(spec, Halide::get_host_target()); });
-  EXPECT_THROW(host.compile("host-cuda-cuda_capability_80", object), InternalError);
+  EXPECT_THROW(host.compile("host-cuda-cuda_capability_80", object, ""), InternalError);
   const KernelSource gpu =
       halide_kernel_source("relu_gpu", "relu", [spec](const Halide::Target& t) { return gen::elementwise(spec, t); });
-  EXPECT_NE(gpu.compile("host-cuda-cuda_capability_80", object).find("gpu"), std::string::npos);
+  EXPECT_NE(gpu.compile("host-cuda-cuda_capability_80", object, "").schedule.find("gpu"), std::string::npos);
   // A concat computes in its update stages (one per input): each needs GPU loops.
   const gen::ConcatSpec concat{1, {{1, 2, 4, 4}, {1, 3, 4, 4}}, {}};
   const KernelSource concat_host = halide_kernel_source(
       "concat_host", "concat", [concat](const Halide::Target&) { return gen::concat(concat, Halide::get_host_target()); });
-  EXPECT_THROW(concat_host.compile("host-cuda-cuda_capability_80", object), InternalError);
+  EXPECT_THROW(concat_host.compile("host-cuda-cuda_capability_80", object, ""), InternalError);
   const KernelSource concat_gpu = halide_kernel_source(
       "concat_gpu", "concat", [concat](const Halide::Target& t) { return gen::concat(concat, t); });
-  EXPECT_NE(concat_gpu.compile("host-cuda-cuda_capability_80", object).find("gpu"), std::string::npos);
+  EXPECT_NE(concat_gpu.compile("host-cuda-cuda_capability_80", object, "").schedule.find("gpu"), std::string::npos);
 }
 
 TEST(GpuBackends, CostModelKeepsDenseConvsOnCudnnAndGivesDepthwiseAndPoolingToHalide) {

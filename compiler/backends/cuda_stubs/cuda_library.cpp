@@ -109,7 +109,7 @@ LibraryParts build_cuda_library(const Graph& g, const BackendOptions& options) {
   auto halide = std::make_shared<const CompiledObjects>(
       model->halide_kernels.empty() ? CompiledObjects{}
                                     : compile_halide_objects(model->halide_kernels, options.target, options.work_dir,
-                                                             options.jobs, options.progress));
+                                                             options.jobs, options.kernel_cache, options.progress));
 
   const std::string sm = std::to_string(capability);
   LibraryParts parts;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "backends/halide/kernel_cache.h"
 #include "ir/printer.h"
 #include "support/error.h"
 #include "tune/tuning_cache.h"
@@ -89,14 +90,15 @@ KernelSource halide_kernel_source(const std::string& function, const std::string
   KernelSource source;
   source.function = function;
   source.description = description;
-  source.compile = [build = std::move(build), function](const std::string& target, const std::string& object) {
+  source.compile = [build = std::move(build), function](const std::string& target, const std::string& object,
+                                                         const std::string& cache_dir) {
     const Halide::Target t =
         Halide::Target(target).with_feature(Halide::Target::NoRuntime).with_feature(Halide::Target::UserContext);
     gen::Kernel k = build(t);
     AOTC_CHECK(!t.has_gpu_feature() || runs_on_gpu(k.output), function, ": its generator has no GPU schedule");
     std::vector<Halide::Argument> arguments(k.inputs.begin(), k.inputs.end());
-    k.output.compile_to_object(object, arguments, function, t);
-    return k.schedule;
+    const Halide::Module module = k.output.compile_to_module(arguments, function, t);
+    return KernelSource::Compiled{k.schedule, compile_kernel_object(module, object, cache_dir)};
   };
   return source;
 }

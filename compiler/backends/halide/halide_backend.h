@@ -70,13 +70,17 @@ struct CompiledObjects {
   std::vector<std::string> objects;         // kernel objects, then the Halide runtime's
   std::vector<std::string> schedules;       // per kernel of the model, in order
   std::vector<double> kernel_seconds;       // per kernel of the model
+  bool cache_used = false;                  // compiled with a kernel cache
+  size_t kernels_from_cache = 0;            // of which this many were copied from it
 };
 
 // Compiles every kernel of a model (LoweredModel::kernels, CudaStubModel::
 // halide_kernels), and the Halide runtime once, for `target` into `work_dir`,
-// in `jobs` worker processes, printing a line per kernel to `progress` (may be
-// null). Throws InternalError if a kernel fails to compile.
+// in up to `jobs` worker processes at a time, through the kernel cache in
+// `cache_dir` (empty: none; kernel_cache.h), printing a line per kernel to
+// `progress` (may be null). Throws InternalError if a kernel fails to compile.
 CompiledObjects compile_halide_objects(const std::vector<KernelSource>& kernels, const std::string& target,
-                                       const std::string& work_dir, int jobs, std::ostream* progress);
+                                       const std::string& work_dir, int jobs, const std::string& cache_dir,
+                                       std::ostream* progress);
 
 }  // namespace aotc

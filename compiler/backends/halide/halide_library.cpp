@@ -23,7 +23,8 @@ LibraryParts build_halide_library(const Graph& g, const BackendOptions& options)
     *options.progress << "aotc: compiling " << model->kernels.size() << " kernels for " << model->calls.size()
                       << " layers of " << g.name << " (" << options.target << ", " << options.jobs << " jobs)\n";
   auto objects = std::make_shared<const CompiledObjects>(
-      compile_halide_objects(model->kernels, options.target, options.work_dir, options.jobs, options.progress));
+      compile_halide_objects(model->kernels, options.target, options.work_dir, options.jobs, options.kernel_cache,
+                             options.progress));
 
   LibraryParts parts;
   parts.name = model->name;

@@ -65,7 +65,8 @@ std::string halide_report_json(const LoweredModel& model, const CompiledObjects&
         {"arena_bytes", model.arena_bytes},
         {"arena_lower_bound_bytes", model.lower_bound_bytes},
         {"library_bytes", facts.library_bytes},
-        {"compile_seconds", facts.compile_seconds}}},
+        {"compile_seconds", facts.compile_seconds},
+        {"kernels_from_cache", objects.kernels_from_cache}}},
       {"footprint",
        {{"code_bytes",
          {{"kernels", facts.kernel_code_bytes},
@@ -82,6 +83,17 @@ std::string halide_report_json(const LoweredModel& model, const CompiledObjects&
   };
   return report.dump(2) + "\n";
 }
+
+namespace {
+
+// " (3 of 9 kernels from the kernel cache)" when one was used.
+std::string cache_note(const CompiledObjects& objects) {
+  if (!objects.cache_used) return "";
+  return " (" + std::to_string(objects.kernels_from_cache) + " of " + std::to_string(objects.kernel_seconds.size()) +
+         " kernels from the kernel cache)";
+}
+
+}  // namespace
 
 std::string halide_report_summary(const LoweredModel& model, const CompiledObjects& objects,
                                   const ReportContext& about, const PackageFacts& facts) {
@@ -102,13 +114,13 @@ std::string halide_report_summary(const LoweredModel& model, const CompiledObjec
   }
   std::snprintf(line, sizeof line,
                 "%zu layers, %zu distinct kernels, %.2f GFLOP; weights %.1f MiB, arena %.1f MiB "
-                "(liveness lower bound %.1f MiB), library %.1f MiB; compiled in %.1f s for %s\n",
+                "(liveness lower bound %.1f MiB), library %.1f MiB; compiled in %.1f s%s for %s\n",
                 model.calls.size(), model.kernels.size(), flops / 1e9,
                 static_cast<double>(about.weights_bytes) / 1048576.0,
                 static_cast<double>(model.arena_bytes) / 1048576.0,
                 static_cast<double>(model.lower_bound_bytes) / 1048576.0,
                 static_cast<double>(facts.library_bytes) / 1048576.0, facts.compile_seconds,
-                about.target.c_str());
+                cache_note(objects).c_str(), about.target.c_str());
   os << line;
   std::snprintf(line, sizeof line,
                 "footprint: code %.1f KiB (kernels %.1f, runner %.1f, Halide runtime %.1f), weights %.1f KiB (%s), "
