@@ -1,11 +1,9 @@
 // Ahead-of-time compilation of a LoweredModel's kernels in worker processes.
 // Halide compiles one pipeline at a time per process, so both cores are used by
-// forking: up to `jobs` workers at a time, each compiling one kernel (or the
-// Halide runtime) and reporting back through a small file (seconds, whether it
-// came from the kernel cache, schedule). A fresh process per kernel also makes
-// the names Halide generates depend on that kernel alone, so its lowered module
-// and cache key are the same in every model that has it (kernel_cache.h).
-// Forking happens before this process has used Halide or started any thread.
+// forking: worker w compiles kernels w, w+jobs, ... (through the kernel cache,
+// kernel_cache.h) and reports back through a small file per kernel (seconds,
+// whether it came from the cache, schedule). Forking happens before this
+// process has used Halide or started any thread.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,7 +17,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <sstream>
 
 #include "backends/halide/halide_backend.h"
@@ -31,31 +28,29 @@ namespace {
 
 std::string object_path(const std::string& dir, const std::string& function) { return dir + "/" + function + ".o"; }
 std::string meta_path(const std::string& dir, const std::string& function) { return dir + "/" + function + ".meta"; }
-const char* const kRuntime = "halide_runtime";
 
-// The body of the worker process of task `task` (kernels[task], or the runtime
-// after the last kernel); returns its exit status.
-int compile_task(const std::vector<KernelSource>& kernels, size_t task, const std::string& target,
-                 const std::string& dir, const std::string& cache_dir, std::ostream* progress) {
+// The body of one worker process; returns its exit status.
+int compile_share(const std::vector<KernelSource>& kernels, const std::string& target, const std::string& dir,
+                  const std::string& cache_dir, int worker, int jobs, bool runtime, std::ostream* progress) {
   try {
-    auto start = std::chrono::steady_clock::now();
-    if (task == kernels.size()) {
-      const Halide::Target t = Halide::Target(target).with_feature(Halide::Target::UserContext);
-      const bool from_cache = compile_runtime_object(t, object_path(dir, kRuntime), cache_dir);
-      std::ofstream(meta_path(dir, kRuntime)) << 0 << " " << from_cache << "\n";
-      return 0;
+    for (size_t k = static_cast<size_t>(worker); k < kernels.size(); k += static_cast<size_t>(jobs)) {
+      const KernelSource& kernel = kernels[k];
+      auto start = std::chrono::steady_clock::now();
+      const KernelSource::Compiled compiled = kernel.compile(target, object_path(dir, kernel.function), cache_dir);
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::ofstream(meta_path(dir, kernel.function)) << seconds << " " << compiled.from_cache << "\n"
+                                                     << compiled.schedule << "\n";
+      if (progress) {
+        char line[512];
+        std::snprintf(line, sizeof line, "  [%zu/%zu] %-28s %6.2fs%s  %s\n", k + 1, kernels.size(),
+                      kernel.function.c_str(), seconds, compiled.from_cache ? " (cached)" : "",
+                      kernel.description.c_str());
+        *progress << line << std::flush;
+      }
     }
-    const KernelSource& kernel = kernels[task];
-    const KernelSource::Compiled compiled = kernel.compile(target, object_path(dir, kernel.function), cache_dir);
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::ofstream(meta_path(dir, kernel.function)) << seconds << " " << compiled.from_cache << "\n"
-                                                   << compiled.schedule << "\n";
-    if (progress) {
-      char line[512];
-      std::snprintf(line, sizeof line, "  [%zu/%zu] %-28s %6.2fs%s  %s\n", task + 1, kernels.size(),
-                    kernel.function.c_str(), seconds, compiled.from_cache ? " (cached)" : "",
-                    kernel.description.c_str());
-      *progress << line << std::flush;
+    if (runtime) {
+      const Halide::Target t = Halide::Target(target).with_feature(Halide::Target::UserContext);
+      compile_runtime_object(t, dir + "/halide_runtime.o", cache_dir);
     }
     return 0;
   } catch (const Halide::Error& e) {
@@ -71,28 +66,23 @@ int compile_task(const std::vector<KernelSource>& kernels, size_t task, const st
 CompiledObjects compile_halide_objects(const std::vector<KernelSource>& kernels, const std::string& target,
                                        const std::string& work_dir, int jobs, const std::string& cache_dir,
                                        std::ostream* progress) {
-  const size_t tasks = kernels.size() + 1;  // the last compiles the Halide runtime
-  const auto workers = static_cast<size_t>(std::max(1, jobs));
+  jobs = std::max(1, std::min<int>(jobs, static_cast<int>(kernels.size())));
   std::cout << std::flush;
   std::cerr << std::flush;
   if (progress) *progress << std::flush;
-  std::map<pid_t, size_t> running;
-  size_t next = 0;
+  std::vector<pid_t> workers;
+  for (int w = 0; w < jobs; ++w) {
+    pid_t pid = fork();
+    if (pid < 0) fail(ExitCode::kInternal, "cannot start a compile worker process");
+    if (pid == 0) _exit(compile_share(kernels, target, work_dir, cache_dir, w, jobs, /*runtime=*/w == 0, progress));
+    workers.push_back(pid);
+  }
   bool ok = true;
   int signal = 0;
-  while (next < tasks || !running.empty()) {
-    while (ok && next < tasks && running.size() < workers) {
-      const pid_t pid = fork();
-      if (pid < 0) fail(ExitCode::kInternal, "cannot start a compile worker process");
-      if (pid == 0) _exit(compile_task(kernels, next, target, work_dir, cache_dir, progress));
-      running[pid] = next++;
-    }
-    if (running.empty()) break;
+  for (pid_t pid : workers) {
     int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0 && errno == EINTR) continue;
-    AOTC_CHECK(pid > 0, "waiting for the compile workers failed");
-    if (running.erase(pid) == 0) continue;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
     ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (WIFSIGNALED(status)) signal = WTERMSIG(status);
   }
@@ -112,7 +102,7 @@ CompiledObjects compile_halide_objects(const std::vector<KernelSource>& kernels,
     out.kernel_seconds.push_back(seconds);
     out.kernels_from_cache += from_cache ? 1 : 0;
   }
-  out.objects.push_back(object_path(work_dir, kRuntime));
+  out.objects.push_back(work_dir + "/halide_runtime.o");
   out.cache_used = !cache_dir.empty();
   return out;
 }

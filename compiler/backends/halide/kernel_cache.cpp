@@ -7,6 +7,8 @@
 
 #include <Halide.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "support/error.h"
 
@@ -23,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bump when what goes into a key changes.
-constexpr const char* kKeyFormat = "aotc kernel cache 1";
+constexpr const char* kKeyFormat = "aotc kernel cache 2";
 
 std::string sha256_hex(const std::string& bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -93,6 +96,47 @@ void print_module(std::ostream& os, const Halide::Module& m) {
   for (const Halide::Module& sub : m.submodules()) print_module(os, sub);
 }
 
+bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
+
+// The same kernel prints with other names in another process, or after other
+// kernels: Halide makes names up from per-process counters, unique_name('t')
+// as "t123" and unique_name("f") as "f", then "f$1", "f$2"... So every name
+// part is renamed by its family (the letter of "t123", the base of "f$2") and
+// its order of first appearance in that family. The same part is always
+// renamed alike and distinct parts stay distinct, so texts equal after renaming
+// are the same program. ('\x01' never appears in the printer's text: it
+// escapes unprintable characters.)
+std::string canonical_names(const std::string& text) {
+  std::unordered_map<std::string, std::string> renamed;
+  std::unordered_map<std::string, int> family_size;
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    if (!is_name_char(text[i])) {
+      out += text[i++];
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && is_name_char(text[end])) ++end;
+    const std::string part = text.substr(i, end - i);
+    i = end;
+    if (std::isdigit(static_cast<unsigned char>(part[0]))) {  // a number, e.g. 16 or the 5f of 1.5f
+      out += part;
+      continue;
+    }
+    auto it = renamed.find(part);
+    if (it == renamed.end()) {
+      const bool letter_counter = part.size() > 1 && std::all_of(part.begin() + 1, part.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c)) != 0;
+      });
+      const std::string family = letter_counter ? part.substr(0, 1) + "\x01" : part.substr(0, part.find('$')) + "$";
+      it = renamed.emplace(part, family + "\x01" + std::to_string(family_size[family]++)).first;
+    }
+    out += it->second;
+  }
+  return out;
+}
+
 std::string entry_path(const std::string& dir, const std::string& key) { return dir + "/" + key + ".o"; }
 
 // Copies the entry for `key` to `object`; false when there is none.
@@ -135,7 +179,7 @@ std::string kernel_cache_key(const Halide::Module& module) {
   os << std::setprecision(80);
   os << kKeyFormat << "\n" << code_generator_identity();
   print_module(os, module);
-  return sha256_hex(os.str());
+  return sha256_hex(canonical_names(os.str()));
 }
 
 bool compile_kernel_object(const Halide::Module& module, const std::string& object, const std::string& cache_dir) {

@@ -8,9 +8,9 @@
 // (floats printed exactly), of what that printer leaves out (argument kinds,
 // types and alignment, the bytes of constant buffers), of the target, and of the
 // Halide and LLVM libraries this process runs (path, size, modification time).
-// Halide names temporaries from per-process counters, so a module's text is the
-// same for the same kernel only when it is lowered in a fresh process:
-// compile_halide_objects lowers each kernel in its own.
+// Halide names temporaries from per-process counters ("t123"), so the key's text
+// renames every such name part in order of first appearance: the same kernel
+// then has the same key whatever was compiled before it in the process.
 //
 // An entry is written to a temporary file and renamed, so aotc processes may
 // share a directory; nothing ever deletes entries (remove the directory to).
