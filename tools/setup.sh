@@ -9,6 +9,8 @@ packages=(
   # compiler dependencies
   libhalide14-0-dev flatbuffers-compiler flatbuffers-compiler-dev libflatbuffers-dev libcli11-dev
   nlohmann-json3-dev binutils zlib1g-dev libssl-dev
+  # the ONNX frontend (protobuf classes, checker, shape inference) and ONNX's conformance data
+  libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx
   # the presets' caches of what aotc compiles: ccache for the generated runners and CUDA stubs
   ccache
   # tests: GoogleTest, lit + FileCheck, the PyTorch reference and the exporter

@@ -47,6 +47,8 @@ struct Options {
   std::string kernel_cache;
   std::string compiler_launcher;
   std::vector<std::string> inputs;
+  std::vector<std::string> input_shapes;  // --input-shape NAME=D0,D1,...
+  std::vector<std::string> constants;     // --constant NAME=FILE.pb
   bool stats = false;
   PipelineOptions pipeline;
   std::string passes_list;
@@ -184,6 +186,41 @@ std::string producer(const Options& opt) {
   return std::string("aotc ") + kVersion + " from " + std::filesystem::path(opt.model).filename().string();
 }
 
+// "NAME=VALUE" of --input-shape and --constant.
+std::pair<std::string, std::string> name_and_value(const std::string& arg, const char* option) {
+  const size_t eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
+    fail(ExitCode::kUsage, option, " ", arg, ": expected NAME=VALUE");
+  return {arg.substr(0, eq), arg.substr(eq + 1)};
+}
+
+ModelBindings model_bindings(const Options& opt) {
+  ModelBindings bindings;
+  for (const std::string& arg : opt.input_shapes) {
+    const auto [name, dims] = name_and_value(arg, "--input-shape");
+    Shape shape;
+    std::stringstream list(dims);
+    for (std::string d; std::getline(list, d, ',');) {
+      size_t used = 0;
+      long long v = 0;
+      try {
+        v = std::stoll(d, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != d.size() || v < 1)
+        fail(ExitCode::kUsage, "--input-shape ", arg, ": '", d, "' is not a positive dimension");
+      shape.push_back(v);
+    }
+    bindings.input_shapes[name] = shape;
+  }
+  for (const std::string& arg : opt.constants) {
+    const auto [name, file] = name_and_value(arg, "--constant");
+    bindings.constants[name] = file;
+  }
+  return bindings;
+}
+
 // Worker processes compiling kernels: --jobs, else one per core.
 int jobs(const Options& opt) {
   return opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -277,7 +314,7 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", std::string("aotc ") + kVersion);
   app.add_option("model", opt.model,
                  "Model file, recognised by its content: .fb (aotc's FlatBuffers format), .tflite (TensorFlow "
-                 "Lite) or .air (aotc's IR text)")
+                 "Lite), .onnx (ONNX, opsets 7 to 17) or .air (aotc's IR text)")
       ->required();
   app.add_option("--emit", opt.emit,
                  "What to produce: lib (static library, header and report in the -o directory), graph "
@@ -329,6 +366,12 @@ int run(int argc, char** argv) {
                  "With --emit=lib: the tuning cache to choose by (and, with --tune, to complete and rewrite; "
                  "default with --tune: <output>/<name>.tuning.json); one of another target or version is ignored");
   app.add_option("--input", opt.inputs, "With --emit=run: raw float32 file per graph input, in order");
+  app.add_option("--input-shape", opt.input_shapes,
+                 "ONNX: NAME=D0,D1,... fixes the shape of graph input NAME, e.g. one with a symbolic batch dim "
+                 "(repeat for several inputs)");
+  app.add_option("--constant", opt.constants,
+                 "ONNX: NAME=FILE.pb makes graph input NAME the constant tensor of FILE.pb (a serialized ONNX "
+                 "TensorProto), for graphs that take their weights as inputs (repeat for several inputs)");
   app.add_flag("--stats", opt.stats, "Print per-pass counters, the final op histogram and the memory plan to stderr");
   app.add_flag("--print-after-all", opt.pipeline.print_after_all, "Print the graph to stderr after every pass");
   app.add_option("--print-after", opt.pipeline.print_after, "Print the graph to stderr after this pass")
@@ -356,7 +399,7 @@ int run(int argc, char** argv) {
   }
   opt.pipeline.dump_stream = &std::cerr;
 
-  Graph g = load_model(opt.model);
+  Graph g = load_model(opt.model, model_bindings(opt));
   // The model file's stem names the model (model.fb -> libmodel.a), as users expect.
   g.name = opt.name.empty() ? std::filesystem::path(opt.model).stem().string() : opt.name;
   std::vector<PassRecord> records;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "frontends/aotc_fb/aotc_fb_reader.h"
+#include "frontends/onnx/onnx_reader.h"
 #include "frontends/tflite/tflite_reader.h"
 #include "ir/parser.h"
 #include "support/error.h"
@@ -67,10 +68,24 @@ bool has_file_identifier(const std::vector<uint8_t>& bytes, const char (&identif
   return bytes.size() >= 8 && std::memcmp(bytes.data() + 4, identifier, 4) == 0;
 }
 
+// A .onnx file, or one of another name that starts as exporters write an ONNX
+// ModelProto: field 1 (ir_version, a varint), the byte 0x08, and no FlatBuffers
+// identifier at bytes 4-7. A .fb file is always read as an aotc model.
+bool looks_like_onnx(const std::string& path, const std::vector<uint8_t>& bytes) {
+  if (ends_with(path, ".onnx")) return true;
+  if (ends_with(path, ".fb") || ends_with(path, ".air")) return false;
+  return !bytes.empty() && bytes[0] == 0x08 && !has_file_identifier(bytes, "AOTC") &&
+         !has_file_identifier(bytes, "TFL3");
+}
+
 }  // namespace
 
-Graph load_model(const std::string& path) {
+Graph load_model(const std::string& path, const ModelBindings& bindings) {
   const std::vector<uint8_t> bytes = read_file(path);
+  if (looks_like_onnx(path, bytes)) return read_onnx_model(bytes.data(), bytes.size(), path, bindings);
+  if (!bindings.empty())
+    fail(ExitCode::kUsage, path, ": --input-shape and --constant apply to ONNX models only (this one has fixed "
+         "shapes and weights)");
   if (ends_with(path, ".air")) return parse_graph(std::string(bytes.begin(), bytes.end()), path);
   if (has_file_identifier(bytes, "TFL3")) return read_tflite_model(bytes.data(), bytes.size(), path);
   // Anything else must be an aotc model; the reader says why if it is not.

@@ -470,4 +470,23 @@ int64_t window_output_extent(int64_t in, int kernel, int stride, int pad_begin, 
   return out;
 }
 
+TensorId append_node(Graph& g, OpKind op, Attrs attrs, std::vector<TensorId> inputs, const std::string& name,
+                     const std::string& context) {
+  Node node;
+  node.name = name;
+  node.op = op;
+  node.attrs = std::move(attrs);
+  node.inputs = std::move(inputs);
+  Tensor out;
+  out.name = g.unique_name(name);
+  node.outputs = {g.add_tensor(std::move(out))};
+  try {
+    g.tensor(node.outputs[0]).shape = infer_node_shapes(g, node)[0];
+  } catch (const UserError& e) {
+    throw UserError(e.code(), context + ": " + e.what());
+  }
+  g.nodes.push_back(std::move(node));
+  return g.nodes.back().outputs[0];
+}
+
 }  // namespace aotc

@@ -17,6 +17,13 @@ namespace aotc {
 // broadcastable to the output).
 std::vector<Shape> infer_node_shapes(const Graph& g, const Node& node);
 
+// Appends to `g` a node of `op` reading `inputs`, with a fresh output tensor
+// named after `name` whose shape the rules compute; their errors are prefixed
+// with `context` (a frontend's file and node). Returns the output. For
+// frontends, which build graphs node by node.
+TensorId append_node(Graph& g, OpKind op, Attrs attrs, std::vector<TensorId> inputs, const std::string& name,
+                     const std::string& context);
+
 // NumPy broadcasting of two shapes; throws UserError naming `context` if they
 // do not broadcast.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const std::string& context);

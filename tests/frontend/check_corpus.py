@@ -27,7 +27,7 @@ def read_expectations(path):
 
 
 def check_listing(expectations, directory):
-    files = {p.name for p in Path(directory).glob("*.fb")}
+    files = {p.name for p in Path(directory).iterdir() if p.suffix in (".fb", ".tflite", ".onnx")}
     problems = [f"{name}: in the corpus but not in the expectations" for name in sorted(files - set(expectations))]
     problems += [f"{name}: expected but missing from the corpus" for name in sorted(set(expectations) - files)]
     return problems

@@ -186,21 +186,7 @@ class Lowering {
 
   // Appends one node; its output's shape comes from the IR's shape rules.
   TensorId emit(OpKind op, Attrs attrs, std::vector<TensorId> inputs, const std::string& name) {
-    Node node;
-    node.name = name;
-    node.op = op;
-    node.attrs = std::move(attrs);
-    node.inputs = std::move(inputs);
-    Tensor out;
-    out.name = g_.unique_name(name);
-    node.outputs = {g_.add_tensor(std::move(out))};
-    try {
-      g_.tensor(node.outputs[0]).shape = infer_node_shapes(g_, node)[0];
-    } catch (const UserError& e) {
-      throw UserError(e.code(), op_ref_ + ": " + e.what());
-    }
-    g_.nodes.push_back(std::move(node));
-    return g_.nodes.back().outputs[0];
+    return append_node(g_, op, std::move(attrs), std::move(inputs), name, op_ref_);
   }
 
   TensorId add_constant(const std::string& name, Shape shape, std::vector<float> data) {

@@ -1,0 +1,1140 @@
+#include "frontends/onnx/onnx_lowering.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include "frontends/onnx/onnx_tensors.h"
+#include "ir/shape_rules.h"
+#include "support/error.h"
+
+namespace aotc::onnx_frontend {
+namespace {
+
+using onnx::NodeProto;
+using onnx::TensorProto;
+
+// A named value of the ONNX graph: an IR tensor, or a constant known at
+// compile time (made an IR constant when an IR node reads it).
+struct Value {
+  TensorId id = kNoTensor;
+  std::shared_ptr<const ConstantValue> constant;
+};
+
+int64_t product(const Shape& shape, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < end; ++i) p *= shape[i];
+  return p;
+}
+
+// Row-major strides of `shape`.
+std::vector<int64_t> strides(const Shape& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
+  return s;
+}
+
+// The flat index into an operand of shape `operand` (right-aligned, NumPy
+// broadcasting) of the output element at `index` of `out`.
+int64_t broadcast_index(const std::vector<int64_t>& index, const Shape& out, const Shape& operand) {
+  const size_t skip = out.size() - operand.size();
+  int64_t flat = 0;
+  for (size_t d = 0; d < operand.size(); ++d) flat = flat * operand[d] + (operand[d] == 1 ? 0 : index[skip + d]);
+  return flat;
+}
+
+// Visits every index of `shape` in row-major order.
+void for_each_index(const Shape& shape, const std::function<void(const std::vector<int64_t>&)>& f) {
+  const int64_t n = num_elements(shape);
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    f(index);
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++index[d] < shape[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+// A value rounded to what an element of `type` holds.
+double to_type(double v, int32_t type) {
+  switch (type) {
+    case TensorProto::FLOAT: return static_cast<float>(v);
+    case TensorProto::DOUBLE: return v;
+    case TensorProto::BOOL: return v != 0 ? 1 : 0;
+    default: return std::isfinite(v) ? std::trunc(v) : 0;  // integer types: ONNX's Cast truncates
+  }
+}
+
+class Lowering;
+using Handler = void (Lowering::*)(const NodeProto&);
+
+class Lowering {
+ public:
+  Lowering(const onnx::ModelProto& model, int opset, const std::string& path)
+      : graph_(model.graph()), opset_(opset), path_(path), ref_(path) {}
+
+  Graph run();
+
+  static const std::map<std::string, Handler>& handlers();
+
+ private:
+  // ---- Messages ---------------------------------------------------------------
+
+  template <typename... Args>
+  [[noreturn]] void invalid(const Args&... args) const {
+    fail(ExitCode::kInvalidModel, ref_, ": ", args...);
+  }
+  template <typename... Args>
+  [[noreturn]] void unsupported(const Args&... args) const {
+    fail(ExitCode::kUnsupported, ref_, ": ", args...);
+  }
+
+  // ---- Attributes ---------------------------------------------------------------
+
+  const onnx::AttributeProto* attribute(const NodeProto& node, const std::string& name) const {
+    for (const onnx::AttributeProto& a : node.attribute())
+      if (a.name() == name) return &a;
+    return nullptr;
+  }
+  int64_t attr_int(const NodeProto& node, const std::string& name, int64_t fallback) const {
+    const onnx::AttributeProto* a = attribute(node, name);
+    return a ? a->i() : fallback;
+  }
+  float attr_float(const NodeProto& node, const std::string& name, float fallback) const {
+    const onnx::AttributeProto* a = attribute(node, name);
+    return a ? a->f() : fallback;
+  }
+  std::string attr_string(const NodeProto& node, const std::string& name, const std::string& fallback) const {
+    const onnx::AttributeProto* a = attribute(node, name);
+    return a ? a->s() : fallback;
+  }
+  std::vector<int64_t> attr_ints(const NodeProto& node, const std::string& name,
+                                 std::vector<int64_t> fallback = {}) const {
+    const onnx::AttributeProto* a = attribute(node, name);
+    return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : fallback;
+  }
+  std::vector<float> attr_floats(const NodeProto& node, const std::string& name) const {
+    const onnx::AttributeProto* a = attribute(node, name);
+    return a ? std::vector<float>(a->floats().begin(), a->floats().end()) : std::vector<float>{};
+  }
+  // An int attribute that must have one value.
+  void require_attr(const NodeProto& node, const std::string& name, int64_t expected, const char* why) const {
+    const int64_t v = attr_int(node, name, expected);
+    if (v != expected) unsupported("attribute ", name, "=", v, " (", why, ")");
+  }
+
+  // ---- Values -------------------------------------------------------------------
+
+  bool has_input(const NodeProto& node, int k) const { return k < node.input_size() && !node.input(k).empty(); }
+
+  const Value& value(const std::string& name) const {
+    const auto it = values_.find(name);
+    if (it == values_.end()) invalid("input '", name, "' is not defined before this node");
+    return it->second;
+  }
+  const Value& input(const NodeProto& node, int k) const {
+    if (!has_input(node, k)) invalid("input ", k, " is missing");
+    return value(node.input(k));
+  }
+  bool is_constant(const NodeProto& node, int k) const { return input(node, k).constant != nullptr; }
+
+  Shape shape_of(const Value& v) const { return v.constant ? v.constant->shape : g_.tensor(v.id).shape; }
+  Shape input_shape(const NodeProto& node, int k) const { return shape_of(input(node, k)); }
+
+  const ConstantValue& constant(const NodeProto& node, int k, const char* what) const {
+    const Value& v = input(node, k);
+    if (!v.constant)
+      unsupported(what, " '", node.input(k), "' is computed at run time; aotc needs it constant (a graph input can "
+                  "be made one with --constant NAME=FILE.pb)");
+    return *v.constant;
+  }
+  std::vector<int64_t> constant_ints(const NodeProto& node, int k, const char* what) const {
+    const ConstantValue& c = constant(node, k, what);
+    std::vector<int64_t> out;
+    for (const double v : c.values) out.push_back(static_cast<int64_t>(v));
+    return out;
+  }
+  float constant_scalar(const NodeProto& node, int k, const char* what) const {
+    const ConstantValue& c = constant(node, k, what);
+    if (c.values.size() != 1) unsupported(what, " '", node.input(k), "' must hold one value, holds ", c.values.size());
+    return static_cast<float>(c.values[0]);
+  }
+
+  // The IR tensor of a value, made an IR constant the first time a node reads it.
+  TensorId tensor(const std::string& name) {
+    Value& v = values_.at(name);
+    if (v.id != kNoTensor) return v.id;
+    if (!is_float_type(v.constant->elem_type))
+      unsupported("'", name, "' (", elem_type_name(v.constant->elem_type),
+                  ") is read by an operator aotc computes at run time, in float32 only");
+    std::vector<float> data(v.constant->values.begin(), v.constant->values.end());
+    v.id = g_.add_constant(g_.unique_name(name), v.constant->shape, std::move(data));
+    return v.id;
+  }
+  TensorId tensor(const NodeProto& node, int k) {
+    input(node, k);
+    return tensor(node.input(k));
+  }
+  TensorId scalar_constant(const std::string& name, float v) { return g_.add_constant(g_.unique_name(name), {1}, {v}); }
+
+  // Appends one node; its output's shape comes from the IR's shape rules.
+  TensorId emit(OpKind op, Attrs attrs, std::vector<TensorId> inputs, const std::string& name) {
+    return append_node(g_, op, std::move(attrs), std::move(inputs), name, ref_);
+  }
+  TensorId reshape(TensorId x, const Shape& shape, const std::string& name) {
+    if (g_.tensor(x).shape == shape) return x;
+    return emit(OpKind::Reshape, ReshapeAttrs{shape}, {x}, name);
+  }
+
+  // Output k of `node` is the IR tensor `id`; its shape must be the one ONNX inferred.
+  void define(const NodeProto& node, int k, TensorId id) {
+    const std::string& name = node.output(k);
+    const auto inferred = inferred_.find(name);
+    if (inferred != inferred_.end() && inferred->second != g_.tensor(id).shape)
+      unsupported("output '", name, "': aotc computes the shape ", to_string(g_.tensor(id).shape), ", ONNX infers ",
+                  to_string(inferred->second), " (semantics aotc does not match)");
+    values_[name] = Value{id, nullptr};
+  }
+  void define(const NodeProto& node, int k, ConstantValue c) {
+    values_[node.output(k)] = Value{kNoTensor, std::make_shared<const ConstantValue>(std::move(c))};
+  }
+  void alias(const NodeProto& node, int k, const Value& v) { values_[node.output(k)] = v; }
+
+  // Outputs past the first must be unused (e.g. MaxPool's indices, Dropout's mask).
+  void only_first_output(const NodeProto& node) const {
+    for (int k = 1; k < node.output_size(); ++k)
+      if (!node.output(k).empty() && used_.count(node.output(k)))
+        unsupported("output ", k, " ('", node.output(k), "') is used; aotc computes only the first output");
+  }
+
+  int normalized_axis(int64_t axis, size_t rank) const {
+    const auto r = static_cast<int64_t>(rank);
+    if (axis < -r || axis >= r) invalid("axis ", axis, " is out of range for rank ", rank);
+    return static_cast<int>(axis < 0 ? axis + r : axis);
+  }
+
+  // ---- Constant folding (shape arithmetic) ----------------------------------------
+
+  bool all_constant(const NodeProto& node) const {
+    for (int k = 0; k < node.input_size(); ++k)
+      if (has_input(node, k) && !is_constant(node, k)) return false;
+    return true;
+  }
+
+  ConstantValue fold_binary(const NodeProto& node, const std::function<double(double, double)>& f, int32_t out_type) {
+    const ConstantValue& a = constant(node, 0, "operand");
+    const ConstantValue& b = constant(node, 1, "operand");
+    ConstantValue out;
+    out.elem_type = out_type;
+    out.shape = broadcast_shapes(a.shape, b.shape, ref_);
+    for_each_index(out.shape, [&](const std::vector<int64_t>& index) {
+      const double x = a.values[static_cast<size_t>(broadcast_index(index, out.shape, a.shape))];
+      const double y = b.values[static_cast<size_t>(broadcast_index(index, out.shape, b.shape))];
+      out.values.push_back(to_type(f(x, y), out_type));
+    });
+    return out;
+  }
+
+  static ConstantValue reshaped(ConstantValue c, Shape shape) {
+    c.shape = std::move(shape);
+    return c;
+  }
+
+  // Reshape's target: 0 copies the input's dim (unless allowzero), -1 is inferred.
+  Shape resolve_reshape(const Shape& in, const std::vector<int64_t>& spec, bool allow_zero) const {
+    Shape out;
+    int infer = -1;
+    for (size_t i = 0; i < spec.size(); ++i) {
+      int64_t d = spec[i];
+      if (d == 0 && !allow_zero) {
+        if (i >= in.size()) invalid("shape entry ", i, " is 0 but the input has rank ", in.size());
+        d = in[i];
+      } else if (d == -1) {
+        if (infer >= 0) invalid("shape ", to_string(Shape(spec.begin(), spec.end())), " has two -1 entries");
+        infer = static_cast<int>(i);
+        d = 1;
+      } else if (d < 0) {
+        invalid("shape entry ", d, " is negative");
+      }
+      out.push_back(d);
+    }
+    const int64_t known = product(out, 0, out.size());
+    if (infer >= 0) {
+      if (known == 0 || num_elements(in) % known != 0)
+        invalid("cannot reshape ", to_string(in), " to ", to_string(Shape(spec.begin(), spec.end())));
+      out[static_cast<size_t>(infer)] = num_elements(in) / known;
+    }
+    if (num_elements(out) != num_elements(in)) invalid("cannot reshape ", to_string(in), " to ", to_string(out));
+    return out;
+  }
+
+  // An op whose output is its input reshaped (Reshape, Flatten, Squeeze, Unsqueeze).
+  void lower_as_reshape(const NodeProto& node, const Shape& out) {
+    const Value& x = input(node, 0);
+    if (x.constant) return define(node, 0, reshaped(*x.constant, out));
+    define(node, 0, reshape(x.id, out, node.output(0)));
+  }
+
+  // ---- Operators ------------------------------------------------------------------
+
+  // Pads [top, left, bottom, right] of a 2-D window op, from pads or auto_pad.
+  std::array<int, 4> window_pads(const NodeProto& node, const Shape& in, const std::array<int64_t, 2>& kernel,
+                                 const std::array<int, 2>& stride, const std::array<int, 2>& dilation) const {
+    const std::string auto_pad = attr_string(node, "auto_pad", "NOTSET");
+    if (auto_pad == "NOTSET") {
+      const std::vector<int64_t> pads = attr_ints(node, "pads", {0, 0, 0, 0});
+      if (pads.size() != 4) invalid("pads has ", pads.size(), " values, expected 4");
+      for (const int64_t p : pads)
+        if (p < 0) unsupported("negative pads");
+      return {static_cast<int>(pads[0]), static_cast<int>(pads[1]), static_cast<int>(pads[2]),
+              static_cast<int>(pads[3])};
+    }
+    if (auto_pad == "VALID") return {0, 0, 0, 0};
+    if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") invalid("auto_pad '", auto_pad, "'");
+    std::array<int, 4> pads{};
+    for (int d = 0; d < 2; ++d) {
+      const int64_t size = in[static_cast<size_t>(2 + d)];
+      const int64_t out = (size + stride[d] - 1) / stride[d];
+      const int64_t extent = int64_t{dilation[d]} * (kernel[d] - 1) + 1;
+      const int64_t total = std::max<int64_t>((out - 1) * stride[d] + extent - size, 0);
+      const int64_t small = total / 2, large = total - small;
+      pads[d] = static_cast<int>(auto_pad == "SAME_UPPER" ? small : large);
+      pads[d + 2] = static_cast<int>(auto_pad == "SAME_UPPER" ? large : small);
+    }
+    return pads;
+  }
+
+  std::array<int, 2> pair_attr(const NodeProto& node, const std::string& name) const {
+    const std::vector<int64_t> v = attr_ints(node, name, {1, 1});
+    if (v.size() != 2) unsupported(name, " has ", v.size(), " values; aotc lowers 2-D windows");
+    if (v[0] < 1 || v[1] < 1) invalid(name, " must be positive");
+    return {static_cast<int>(v[0]), static_cast<int>(v[1])};
+  }
+
+  void require_image(const NodeProto& node, const Shape& shape) const {
+    if (shape.size() != 4)
+      unsupported("input '", node.input(0), "' has shape ", to_string(shape),
+                  "; aotc lowers the 2-D form of this operator (4-D NCHW input)");
+  }
+
+  void lower_Conv(const NodeProto& node) {
+    const Shape in = input_shape(node, 0);
+    require_image(node, in);
+    const ConstantValue& w = constant(node, 1, "weight");
+    if (w.shape.size() != 4) invalid("weight has shape ", to_string(w.shape));
+    const std::array<int, 2> stride = pair_attr(node, "strides"), dilation = pair_attr(node, "dilations");
+    Conv2dAttrs a;
+    a.stride = stride;
+    a.dilation = dilation;
+    a.groups = static_cast<int>(attr_int(node, "group", 1));
+    a.pad = window_pads(node, in, {w.shape[2], w.shape[3]}, stride, dilation);
+    std::vector<TensorId> inputs = {tensor(node, 0), tensor(node, 1)};
+    if (has_input(node, 2)) {
+      constant(node, 2, "bias");
+      inputs.push_back(tensor(node, 2));
+    }
+    define(node, 0, emit(OpKind::Conv2d, a, inputs, node.output(0)));
+  }
+
+  void lower_ConvTranspose(const NodeProto& node) {
+    const Shape in = input_shape(node, 0);
+    require_image(node, in);
+    const ConstantValue& w = constant(node, 1, "weight");
+    if (w.shape.size() != 4) invalid("weight has shape ", to_string(w.shape));
+    require_attr(node, "group", 1, "aotc's transposed convolution has one group");
+    if (pair_attr(node, "dilations") != std::array<int, 2>{1, 1}) unsupported("dilated transposed convolution");
+    for (const int64_t p : attr_ints(node, "output_padding", {0, 0}))
+      if (p != 0) unsupported("output_padding (aotc's transposed convolution crops pads only)");
+    if (attribute(node, "output_shape")) unsupported("output_shape (give pads instead)");
+    const std::string auto_pad = attr_string(node, "auto_pad", "NOTSET");
+    if (auto_pad != "NOTSET" && auto_pad != "VALID") unsupported("auto_pad ", auto_pad, " on a transposed convolution");
+    ConvTranspose2dAttrs a;
+    a.stride = pair_attr(node, "strides");
+    if (auto_pad == "NOTSET") {
+      const std::vector<int64_t> pads = attr_ints(node, "pads", {0, 0, 0, 0});
+      if (pads.size() != 4) invalid("pads has ", pads.size(), " values, expected 4");
+      for (size_t i = 0; i < 4; ++i) {
+        if (pads[i] < 0) unsupported("negative pads");
+        a.pad[i] = static_cast<int>(pads[i]);
+      }
+    }
+    std::vector<TensorId> inputs = {tensor(node, 0), tensor(node, 1)};
+    if (has_input(node, 2)) {
+      constant(node, 2, "bias");
+      inputs.push_back(tensor(node, 2));
+    }
+    define(node, 0, emit(OpKind::ConvTranspose2d, a, inputs, node.output(0)));
+  }
+
+  void lower_BatchNormalization(const NodeProto& node) {
+    only_first_output(node);
+    require_attr(node, "training_mode", 0, "aotc runs inference");
+    require_attr(node, "spatial", 1, "aotc normalises per channel");
+    for (int k = 1; k <= 4; ++k) constant(node, k, "statistic");
+    const TensorId out = emit(OpKind::BatchNorm, BatchNormAttrs{attr_float(node, "epsilon", 1e-5f)},
+                              {tensor(node, 0), tensor(node, 3), tensor(node, 4), tensor(node, 1), tensor(node, 2)},
+                              node.output(0));
+    define(node, 0, out);
+  }
+
+  void unary(const NodeProto& node, OpKind op) { define(node, 0, emit(op, NoAttrs{}, {tensor(node, 0)}, node.output(0))); }
+  void lower_Relu(const NodeProto& node) { unary(node, OpKind::Relu); }
+  void lower_Sigmoid(const NodeProto& node) { unary(node, OpKind::Sigmoid); }
+  void lower_Tanh(const NodeProto& node) { unary(node, OpKind::Tanh); }
+  void lower_HardSwish(const NodeProto& node) { unary(node, OpKind::HardSwish); }
+
+  void clamp(const NodeProto& node, float lo, float hi) {
+    define(node, 0, emit(OpKind::Clamp, ClampAttrs{lo, hi}, {tensor(node, 0)}, node.output(0)));
+  }
+
+  void lower_Clip(const NodeProto& node) {
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    if (opset_ < 11)
+      return clamp(node, attr_float(node, "min", -kInf), attr_float(node, "max", kInf));
+    const float lo = has_input(node, 1) ? constant_scalar(node, 1, "min") : -kInf;
+    const float hi = has_input(node, 2) ? constant_scalar(node, 2, "max") : kInf;
+    clamp(node, lo, hi);
+  }
+
+  void lower_LeakyRelu(const NodeProto& node) {
+    const TensorId alpha = scalar_constant(node.output(0) + ".alpha", attr_float(node, "alpha", 0.01f));
+    define(node, 0, emit(OpKind::PRelu, NoAttrs{}, {tensor(node, 0), alpha}, node.output(0)));
+  }
+
+  void lower_PRelu(const NodeProto& node) {
+    define(node, 0, emit(OpKind::PRelu, NoAttrs{}, {tensor(node, 0), tensor(node, 1)}, node.output(0)));
+  }
+
+  // max(0, min(1, alpha * x + beta)).
+  void lower_HardSigmoid(const NodeProto& node) {
+    const std::string& name = node.output(0);
+    const TensorId scaled = emit(OpKind::Mul, NoAttrs{},
+                                 {tensor(node, 0), scalar_constant(name + ".alpha", attr_float(node, "alpha", 0.2f))},
+                                 name + ".scaled");
+    const TensorId shifted =
+        emit(OpKind::Add, NoAttrs{}, {scaled, scalar_constant(name + ".beta", attr_float(node, "beta", 0.5f))},
+             name + ".shifted");
+    define(node, 0, emit(OpKind::Clamp, ClampAttrs{0, 1}, {shifted}, name));
+  }
+
+  int32_t result_type(const NodeProto& node) const {
+    return input(node, 0).constant ? input(node, 0).constant->elem_type : TensorProto::FLOAT;
+  }
+
+  void lower_Add(const NodeProto& node) {
+    if (all_constant(node)) return define(node, 0, fold_binary(node, std::plus<>(), result_type(node)));
+    define(node, 0, emit(OpKind::Add, NoAttrs{}, {tensor(node, 0), tensor(node, 1)}, node.output(0)));
+  }
+  void lower_Mul(const NodeProto& node) {
+    if (all_constant(node)) return define(node, 0, fold_binary(node, std::multiplies<>(), result_type(node)));
+    define(node, 0, emit(OpKind::Mul, NoAttrs{}, {tensor(node, 0), tensor(node, 1)}, node.output(0)));
+  }
+  // a - b as a + (-1 * b): negation is exact, so the sum is a - b to the bit.
+  void lower_Sub(const NodeProto& node) {
+    if (all_constant(node)) return define(node, 0, fold_binary(node, std::minus<>(), result_type(node)));
+    const std::string& name = node.output(0);
+    const TensorId negated =
+        emit(OpKind::Mul, NoAttrs{}, {tensor(node, 1), scalar_constant(name + ".minus_one", -1.0f)}, name + ".neg");
+    define(node, 0, emit(OpKind::Add, NoAttrs{}, {tensor(node, 0), negated}, name));
+  }
+  // a / b for a constant b as a * (1 / b): within an ulp of the quotient.
+  void lower_Div(const NodeProto& node) {
+    const int32_t type = result_type(node);
+    if (all_constant(node))
+      return define(node, 0, fold_binary(node, [type](double x, double y) {
+        if (is_float_type(type)) return x / y;
+        return y == 0 ? 0.0 : std::trunc(x / y);
+      }, type));
+    ConstantValue reciprocal = constant(node, 1, "divisor");
+    for (double& v : reciprocal.values) v = static_cast<float>(1.0 / v);
+    const TensorId b = g_.add_constant(g_.unique_name(node.output(0) + ".reciprocal"), reciprocal.shape,
+                                       std::vector<float>(reciprocal.values.begin(), reciprocal.values.end()));
+    define(node, 0, emit(OpKind::Mul, NoAttrs{}, {tensor(node, 0), b}, node.output(0)));
+  }
+
+  TensorId sum_inputs(const NodeProto& node) {
+    TensorId sum = tensor(node, 0);
+    for (int k = 1; k < node.input_size(); ++k)
+      sum = emit(OpKind::Add, NoAttrs{}, {sum, tensor(node, k)}, node.output(0) + ".sum" + std::to_string(k));
+    return sum;
+  }
+  void lower_Sum(const NodeProto& node) {
+    const TensorId sum = sum_inputs(node);
+    define(node, 0, node.input_size() == 1 ? sum : reshape(sum, g_.tensor(sum).shape, node.output(0)));
+  }
+  void lower_Mean(const NodeProto& node) {
+    const TensorId sum = sum_inputs(node);
+    const TensorId n = scalar_constant(node.output(0) + ".reciprocal", 1.0f / static_cast<float>(node.input_size()));
+    define(node, 0, emit(OpKind::Mul, NoAttrs{}, {sum, n}, node.output(0)));
+  }
+
+  Pool2dAttrs pool_attrs(const NodeProto& node, const Shape& in, bool dilated) {
+    const std::vector<int64_t> kernel = attr_ints(node, "kernel_shape");
+    if (kernel.size() != 2) unsupported("kernel_shape has ", kernel.size(), " values; aotc lowers 2-D pooling");
+    Pool2dAttrs a;
+    a.kernel = {static_cast<int>(kernel[0]), static_cast<int>(kernel[1])};
+    a.stride = pair_attr(node, "strides");
+    a.dilation = dilated ? pair_attr(node, "dilations") : std::array<int, 2>{1, 1};
+    a.ceil_mode = attr_int(node, "ceil_mode", 0) != 0;
+    a.pad = window_pads(node, in, {kernel[0], kernel[1]}, a.stride, a.dilation);
+    return a;
+  }
+
+  void lower_MaxPool(const NodeProto& node) {
+    only_first_output(node);
+    require_attr(node, "storage_order", 0, "row-major only");
+    const Shape in = input_shape(node, 0);
+    require_image(node, in);
+    define(node, 0, emit(OpKind::MaxPool2d, pool_attrs(node, in, true), {tensor(node, 0)}, node.output(0)));
+  }
+
+  void lower_AveragePool(const NodeProto& node) {
+    const Shape in = input_shape(node, 0);
+    require_image(node, in);
+    Pool2dAttrs a = pool_attrs(node, in, false);
+    a.count_include_pad = attr_int(node, "count_include_pad", 0) != 0;
+    define(node, 0, emit(OpKind::AvgPool2d, a, {tensor(node, 0)}, node.output(0)));
+  }
+
+  void lower_GlobalAveragePool(const NodeProto& node) {
+    require_image(node, input_shape(node, 0));
+    define(node, 0, emit(OpKind::GlobalAvgPool, NoAttrs{}, {tensor(node, 0)}, node.output(0)));
+  }
+
+  void lower_GlobalMaxPool(const NodeProto& node) {
+    const Shape in = input_shape(node, 0);
+    require_image(node, in);
+    Pool2dAttrs a;
+    a.kernel = {static_cast<int>(in[2]), static_cast<int>(in[3])};
+    a.stride = a.kernel;
+    define(node, 0, emit(OpKind::MaxPool2d, a, {tensor(node, 0)}, node.output(0)));
+  }
+
+  void lower_ReduceMean(const NodeProto& node) {
+    const Shape in = input_shape(node, 0);
+    std::vector<int64_t> axes = attr_ints(node, "axes");
+    for (int64_t& a : axes) a = normalized_axis(a, in.size());
+    std::sort(axes.begin(), axes.end());
+    if (in.size() != 4 || axes != std::vector<int64_t>{2, 3})
+      unsupported("ReduceMean over axes other than the spatial ones of a 4-D input");
+    const TensorId pooled = emit(OpKind::GlobalAvgPool, NoAttrs{}, {tensor(node, 0)}, node.output(0));
+    define(node, 0, attr_int(node, "keepdims", 1) ? pooled : reshape(pooled, {in[0], in[1]}, node.output(0)));
+  }
+
+  // y = alpha * A' B' + beta * C as linear(A, alpha * B'^T, beta * C).
+  void lower_Gemm(const NodeProto& node) {
+    require_attr(node, "transA", 0, "A must be the activations, untransposed");
+    const Shape a_shape = input_shape(node, 0);
+    const ConstantValue& b = constant(node, 1, "B");
+    if (a_shape.size() != 2 || b.shape.size() != 2) invalid("A and B must be 2-D");
+    const bool trans_b = attr_int(node, "transB", 0) != 0;
+    const int64_t k = trans_b ? b.shape[1] : b.shape[0], n = trans_b ? b.shape[0] : b.shape[1];
+    const float alpha = attr_float(node, "alpha", 1.0f), beta = attr_float(node, "beta", 1.0f);
+    std::vector<float> weight(static_cast<size_t>(n * k));
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < k; ++j)
+        weight[static_cast<size_t>(i * k + j)] =
+            alpha * static_cast<float>(b.values[static_cast<size_t>(trans_b ? i * k + j : j * n + i)]);
+    std::vector<TensorId> inputs = {tensor(node, 0),
+                                    g_.add_constant(g_.unique_name(node.input(1) + ".weight"), {n, k}, weight)};
+    if (has_input(node, 2)) {
+      const ConstantValue& c = constant(node, 2, "C");
+      const bool per_column = num_elements(c.shape) == n && (c.shape.empty() || c.shape.back() == n);
+      if (!per_column && num_elements(c.shape) != 1)
+        unsupported("C of shape ", to_string(c.shape), " (aotc adds one value per output column, or one for all)");
+      std::vector<float> bias;
+      for (int64_t j = 0; j < n; ++j)
+        bias.push_back(beta * static_cast<float>(c.values[per_column ? static_cast<size_t>(j) : 0]));
+      inputs.push_back(g_.add_constant(g_.unique_name(node.input(2) + ".bias"), {n}, bias));
+    }
+    define(node, 0, emit(OpKind::Linear, NoAttrs{}, inputs, node.output(0)));
+  }
+
+  // A[..., K] x B[K, N] with a constant B, as linear over the rows of A.
+  void lower_MatMul(const NodeProto& node) {
+    const Shape a = input_shape(node, 0);
+    const ConstantValue& b = constant(node, 1, "B");
+    if (a.size() < 2 || b.shape.size() != 2 || a.back() != b.shape[0])
+      unsupported("MatMul of ", to_string(a), " by ", to_string(b.shape), " (aotc multiplies by a constant matrix)");
+    const int64_t k = b.shape[0], n = b.shape[1];
+    std::vector<float> weight(static_cast<size_t>(n * k));
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < k; ++j)
+        weight[static_cast<size_t>(i * k + j)] = static_cast<float>(b.values[static_cast<size_t>(j * n + i)]);
+    const std::string& name = node.output(0);
+    const TensorId rows = reshape(tensor(node, 0), {num_elements(a) / k, k}, name + ".rows");
+    const TensorId w = g_.add_constant(g_.unique_name(node.input(1) + ".weight"), {n, k}, weight);
+    const TensorId product_rows = emit(OpKind::Linear, NoAttrs{}, {rows, w}, name);
+    Shape out = a;
+    out.back() = n;
+    define(node, 0, reshape(product_rows, out, name + ".shaped"));
+  }
+
+  void lower_Flatten(const NodeProto& node) {
+    const Shape in = input_shape(node, 0);
+    const int64_t axis = attr_int(node, "axis", 1);
+    const auto split = static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(in.size()) : axis);
+    if (split > in.size()) invalid("axis ", axis, " is out of range for rank ", in.size());
+    lower_as_reshape(node, {product(in, 0, split), product(in, split, in.size())});
+  }
+
+  void lower_Reshape(const NodeProto& node) {
+    const Shape in = input_shape(node, 0);
+    const std::vector<int64_t> spec =
+        opset_ < 5 ? attr_ints(node, "shape") : constant_ints(node, 1, "shape");
+    lower_as_reshape(node, resolve_reshape(in, spec, attr_int(node, "allowzero", 0) != 0));
+  }
+
+  std::vector<int64_t> axes_of(const NodeProto& node, size_t rank) {
+    std::vector<int64_t> axes = opset_ < 13 ? attr_ints(node, "axes")
+                                : has_input(node, 1) ? constant_ints(node, 1, "axes")
+                                                     : std::vector<int64_t>{};
+    for (int64_t& a : axes) a = normalized_axis(a, rank);
+    std::sort(axes.begin(), axes.end());
+    return axes;
+  }
+
+  void lower_Squeeze(const NodeProto& node) {
+    const Shape in = input_shape(node, 0);
+    const std::vector<int64_t> axes = axes_of(node, in.size());
+    Shape out;
+    for (size_t d = 0; d < in.size(); ++d) {
+      const bool listed = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(d));
+      if (listed && in[d] != 1) invalid("cannot squeeze dim ", d, " of size ", in[d]);
+      if (!(listed || (axes.empty() && in[d] == 1))) out.push_back(in[d]);
+    }
+    lower_as_reshape(node, out);
+  }
+
+  void lower_Unsqueeze(const NodeProto& node) {
+    const Shape in = input_shape(node, 0);
+    const size_t rank = in.size() + (opset_ < 13 ? attr_ints(node, "axes").size()
+                                                 : constant(node, 1, "axes").values.size());
+    const std::vector<int64_t> axes = axes_of(node, rank);
+    Shape out;
+    size_t next = 0;
+    for (size_t d = 0; d < rank; ++d)
+      out.push_back(std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(d)) ? 1 : in[next++]);
+    if (next != in.size()) invalid("axes repeat");
+    lower_as_reshape(node, out);
+  }
+
+  void lower_Concat(const NodeProto& node) {
+    const Shape first = input_shape(node, 0);
+    const int axis = normalized_axis(attr_int(node, "axis", 1), first.size());
+    if (all_constant(node)) {
+      // Concatenation along `axis` of row-major blocks: outer x (extent x inner).
+      ConstantValue out;
+      out.elem_type = input(node, 0).constant->elem_type;
+      out.shape = first;
+      out.shape[static_cast<size_t>(axis)] = 0;
+      const int64_t outer = product(first, 0, static_cast<size_t>(axis));
+      for (int k = 0; k < node.input_size(); ++k) out.shape[static_cast<size_t>(axis)] += input_shape(node, k)[static_cast<size_t>(axis)];
+      for (int64_t o = 0; o < outer; ++o)
+        for (int k = 0; k < node.input_size(); ++k) {
+          const ConstantValue& c = *input(node, k).constant;
+          const int64_t block = product(c.shape, static_cast<size_t>(axis), c.shape.size());
+          out.values.insert(out.values.end(), c.values.begin() + o * block, c.values.begin() + (o + 1) * block);
+        }
+      return define(node, 0, out);
+    }
+    std::vector<TensorId> inputs;
+    for (int k = 0; k < node.input_size(); ++k) inputs.push_back(tensor(node, k));
+    define(node, 0, emit(OpKind::Concat, AxisAttrs{axis}, inputs, node.output(0)));
+  }
+
+  void lower_Softmax(const NodeProto& node) {
+    const Shape in = input_shape(node, 0);
+    const int axis = normalized_axis(attr_int(node, "axis", opset_ < 13 ? 1 : -1), in.size());
+    const std::string& name = node.output(0);
+    if (opset_ >= 13 || axis == static_cast<int>(in.size()) - 1)
+      return define(node, 0, emit(OpKind::Softmax, AxisAttrs{axis}, {tensor(node, 0)}, name));
+    // Before opset 13 the input is coerced to 2-D at `axis`, softmax over the second dim.
+    const TensorId rows = reshape(tensor(node, 0),
+                                  {product(in, 0, static_cast<size_t>(axis)), product(in, static_cast<size_t>(axis), in.size())},
+                                  name + ".2d");
+    const TensorId y = emit(OpKind::Softmax, AxisAttrs{1}, {rows}, name + ".softmax");
+    define(node, 0, reshape(y, in, name));
+  }
+
+  void lower_Pad(const NodeProto& node) {
+    const std::string mode = attr_string(node, "mode", "constant");
+    if (mode != "constant") unsupported("mode '", mode, "' (aotc pads with a constant)");
+    PadAttrs a;
+    if (opset_ < 11) {
+      a.pads = attr_ints(node, "pads");
+      a.value = attr_float(node, "value", 0.0f);
+    } else {
+      a.pads = constant_ints(node, 1, "pads");
+      if (has_input(node, 2)) a.value = constant_scalar(node, 2, "constant_value");
+    }
+    for (const int64_t p : a.pads)
+      if (p < 0) unsupported("negative pads (cropping)");
+    define(node, 0, emit(OpKind::Pad, a, {tensor(node, 0)}, node.output(0)));
+  }
+
+  void lower_Transpose(const NodeProto& node) {
+    const Shape in = input_shape(node, 0);
+    std::vector<int64_t> perm = attr_ints(node, "perm");
+    if (perm.empty())
+      for (size_t d = in.size(); d-- > 0;) perm.push_back(static_cast<int64_t>(d));
+    const std::vector<int> p(perm.begin(), perm.end());
+    if (is_constant(node, 0)) {
+      const ConstantValue& c = *input(node, 0).constant;
+      ConstantValue out;
+      out.elem_type = c.elem_type;
+      for (const int d : p) out.shape.push_back(in.at(static_cast<size_t>(d)));
+      const std::vector<int64_t> in_strides = strides(in);
+      for_each_index(out.shape, [&](const std::vector<int64_t>& index) {
+        int64_t flat = 0;
+        for (size_t d = 0; d < index.size(); ++d) flat += index[d] * in_strides[static_cast<size_t>(p[d])];
+        out.values.push_back(c.values[static_cast<size_t>(flat)]);
+      });
+      return define(node, 0, out);
+    }
+    define(node, 0, emit(OpKind::Transpose, TransposeAttrs{p}, {tensor(node, 0)}, node.output(0)));
+  }
+
+  void lower_DepthToSpace(const NodeProto& node) {
+    const std::string mode = attr_string(node, "mode", "DCR");
+    if (mode != "DCR") unsupported("mode ", mode, " (aotc's depth_to_space is DCR)");
+    define(node, 0, emit(OpKind::DepthToSpace, DepthToSpaceAttrs{static_cast<int>(attr_int(node, "blocksize", 0))},
+                         {tensor(node, 0)}, node.output(0)));
+  }
+
+  void lower_Identity(const NodeProto& node) { alias(node, 0, input(node, 0)); }
+
+  void lower_Dropout(const NodeProto& node) {
+    only_first_output(node);
+    if (opset_ >= 12 && has_input(node, 2) && constant_scalar(node, 2, "training_mode") != 0)
+      unsupported("training_mode (aotc runs inference)");
+    alias(node, 0, input(node, 0));
+  }
+
+  void lower_Constant(const NodeProto& node) {
+    if (node.attribute_size() != 1) invalid("has ", node.attribute_size(), " attributes, expected 1");
+    const onnx::AttributeProto& a = node.attribute(0);
+    ConstantValue c;
+    if (a.name() == "value") {
+      c = decode_tensor(a.t(), ref_ + ": value");
+    } else if (a.name() == "value_float") {
+      c.values = {a.f()};
+    } else if (a.name() == "value_floats") {
+      c.values.assign(a.floats().begin(), a.floats().end());
+      c.shape = {static_cast<int64_t>(c.values.size())};
+    } else if (a.name() == "value_int" || a.name() == "value_ints") {
+      c.elem_type = TensorProto::INT64;
+      if (a.name() == "value_int") c.values = {static_cast<double>(a.i())};
+      for (const int64_t v : a.ints()) c.values.push_back(static_cast<double>(v));
+      if (a.name() == "value_ints") c.shape = {static_cast<int64_t>(c.values.size())};
+    } else {
+      unsupported("a Constant's ", a.name());
+    }
+    define(node, 0, c);
+  }
+
+  // Resize (opset 10+) and Upsample (7-9) onto the IR's TFLite-style resizes.
+  void resize(const NodeProto& node, const std::vector<double>& scales, const std::vector<int64_t>& sizes,
+              const std::string& mode, const std::string& transform) {
+    const Shape in = input_shape(node, 0);
+    require_image(node, in);
+    Shape out = in;
+    for (size_t d = 0; d < 4; ++d) {
+      if (!sizes.empty()) {
+        out[d] = sizes.at(d);
+      } else {
+        const double exact = static_cast<double>(in[d]) * scales.at(d);
+        out[d] = static_cast<int64_t>(std::floor(exact));
+        // With scales, ONNX samples by the scale itself; the IR by in/out.
+        if (static_cast<double>(out[d]) != exact) unsupported("scale ", scales[d], " that gives a fractional size");
+      }
+    }
+    if (out[0] != in[0] || out[1] != in[1]) unsupported("resizing the batch or channel dims");
+    ResizeAttrs a;
+    a.size = {static_cast<int>(out[2]), static_cast<int>(out[3])};
+    OpKind op;
+    if (mode == "nearest") {
+      const std::string nearest = attr_string(node, "nearest_mode", opset_ < 11 ? "floor" : "round_prefer_floor");
+      if (transform != "asymmetric" || (opset_ >= 11 && nearest != "floor"))
+        unsupported("nearest resize with coordinate_transformation_mode ", transform, " and nearest_mode ", nearest,
+                    " (aotc's is asymmetric, floor)");
+      op = OpKind::ResizeNearest;
+    } else if (mode == "linear" || mode == "bilinear") {
+      op = OpKind::ResizeBilinear;
+      if (transform == "align_corners") a.align_corners = true;
+      else if (transform == "half_pixel" || (transform == "pytorch_half_pixel" && out[2] > 1 && out[3] > 1))
+        a.half_pixel_centers = true;
+      else if (transform != "asymmetric")
+        unsupported("linear resize with coordinate_transformation_mode ", transform);
+    } else {
+      unsupported("resize mode '", mode, "'");
+    }
+    define(node, 0, emit(op, a, {tensor(node, 0)}, node.output(0)));
+  }
+
+  void lower_Resize(const NodeProto& node) {
+    const std::string mode = attr_string(node, "mode", "nearest");
+    if (opset_ < 11) {
+      const ConstantValue& scales = constant(node, 1, "scales");
+      return resize(node, scales.values, {}, mode, "asymmetric");
+    }
+    const std::string transform = attr_string(node, "coordinate_transformation_mode", "half_pixel");
+    if (transform == "tf_crop_and_resize") unsupported("tf_crop_and_resize");
+    if (has_input(node, 3)) return resize(node, {}, constant_ints(node, 3, "sizes"), mode, transform);
+    const ConstantValue& scales = constant(node, 2, "scales");
+    if (scales.values.empty()) invalid("neither scales nor sizes");
+    resize(node, scales.values, {}, mode, transform);
+  }
+
+  void lower_Upsample(const NodeProto& node) {
+    const std::string mode = attr_string(node, "mode", "nearest");
+    if (opset_ < 9) {
+      const std::vector<float> scales = attr_floats(node, "scales");
+      return resize(node, std::vector<double>(scales.begin(), scales.end()), {}, mode, "asymmetric");
+    }
+    resize(node, constant(node, 1, "scales").values, {}, mode, "asymmetric");
+  }
+
+  // ---- Shape arithmetic, folded --------------------------------------------------------
+
+  void require_constant_inputs(const NodeProto& node) const {
+    if (!all_constant(node))
+      unsupported("its inputs are computed at run time; aotc folds ", node.op_type(), " only over constants and "
+                  "static shapes");
+  }
+
+  void lower_Shape(const NodeProto& node) {
+    const Shape in = input_shape(node, 0);
+    const auto rank = static_cast<int64_t>(in.size());
+    int64_t start = attr_int(node, "start", 0), end = attr_int(node, "end", rank);
+    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+    ConstantValue c;
+    c.elem_type = TensorProto::INT64;
+    for (int64_t d = start; d < end; ++d) c.values.push_back(static_cast<double>(in[static_cast<size_t>(d)]));
+    c.shape = {static_cast<int64_t>(c.values.size())};
+    define(node, 0, c);
+  }
+
+  void lower_Gather(const NodeProto& node) {
+    require_constant_inputs(node);
+    const ConstantValue& data = *input(node, 0).constant;
+    const ConstantValue& indices = *input(node, 1).constant;
+    const int axis = normalized_axis(attr_int(node, "axis", 0), data.shape.size());
+    const int64_t extent = data.shape[static_cast<size_t>(axis)];
+    const int64_t outer = product(data.shape, 0, static_cast<size_t>(axis));
+    const int64_t inner = product(data.shape, static_cast<size_t>(axis) + 1, data.shape.size());
+    ConstantValue out;
+    out.elem_type = data.elem_type;
+    out.shape.assign(data.shape.begin(), data.shape.begin() + axis);
+    out.shape.insert(out.shape.end(), indices.shape.begin(), indices.shape.end());
+    out.shape.insert(out.shape.end(), data.shape.begin() + axis + 1, data.shape.end());
+    for (int64_t o = 0; o < outer; ++o)
+      for (const double raw : indices.values) {
+        auto i = static_cast<int64_t>(raw);
+        if (i < -extent || i >= extent) invalid("index ", i, " is out of range for dim of size ", extent);
+        if (i < 0) i += extent;
+        const auto begin = data.values.begin() + (o * extent + i) * inner;
+        out.values.insert(out.values.end(), begin, begin + inner);
+      }
+    define(node, 0, out);
+  }
+
+  void lower_Cast(const NodeProto& node) {
+    const auto to = static_cast<int32_t>(attr_int(node, "to", TensorProto::FLOAT));
+    if (!is_constant(node, 0)) {
+      if (to != TensorProto::FLOAT) unsupported("Cast to ", elem_type_name(to), " of a value computed at run time");
+      return alias(node, 0, input(node, 0));
+    }
+    ConstantValue c = *input(node, 0).constant;
+    c.elem_type = to;
+    for (double& v : c.values) v = to_type(v, to);
+    define(node, 0, c);
+  }
+
+  void lower_ConstantOfShape(const NodeProto& node) {
+    const std::vector<int64_t> dims = constant_ints(node, 0, "shape");
+    ConstantValue c;
+    const onnx::AttributeProto* value = attribute(node, "value");
+    const ConstantValue fill = value ? decode_tensor(value->t(), ref_ + ": value") : ConstantValue{TensorProto::FLOAT, {1}, {0.0}};
+    if (fill.values.size() != 1) invalid("value must hold one element");
+    c.elem_type = fill.elem_type;
+    c.shape.assign(dims.begin(), dims.end());
+    for (const int64_t d : dims)
+      if (d < 0) invalid("negative dim ", d);
+    c.values.assign(static_cast<size_t>(num_elements(c.shape)), fill.values[0]);
+    define(node, 0, c);
+  }
+
+  void lower_Slice(const NodeProto& node) {
+    require_constant_inputs(node);
+    const ConstantValue& data = *input(node, 0).constant;
+    const size_t rank = data.shape.size();
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (opset_ < 10) {
+      starts = attr_ints(node, "starts");
+      ends = attr_ints(node, "ends");
+      axes = attr_ints(node, "axes");
+    } else {
+      starts = constant_ints(node, 1, "starts");
+      ends = constant_ints(node, 2, "ends");
+      if (has_input(node, 3)) axes = constant_ints(node, 3, "axes");
+      if (has_input(node, 4)) steps = constant_ints(node, 4, "steps");
+    }
+    if (axes.empty())
+      for (size_t d = 0; d < starts.size(); ++d) axes.push_back(static_cast<int64_t>(d));
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+      invalid("starts, ends, axes and steps differ in length");
+    std::vector<int64_t> begin(rank, 0), step(rank, 1);
+    Shape out = data.shape;
+    for (size_t i = 0; i < starts.size(); ++i) {
+      const auto d = static_cast<size_t>(normalized_axis(axes[i], rank));
+      const int64_t n = data.shape[d];
+      if (steps[i] == 0) invalid("step 0");
+      step[d] = steps[i];
+      const auto clip = [&](int64_t v, int64_t lo, int64_t hi) { return std::clamp(v < 0 ? v + n : v, lo, hi); };
+      if (steps[i] > 0) {
+        begin[d] = clip(starts[i], 0, n);
+        const int64_t end = clip(ends[i], 0, n);
+        out[d] = std::max<int64_t>(0, (end - begin[d] + steps[i] - 1) / steps[i]);
+      } else {
+        begin[d] = clip(starts[i], -1, n - 1);
+        const int64_t end = clip(ends[i], -1, n - 1);
+        out[d] = std::max<int64_t>(0, (begin[d] - end - steps[i] - 1) / -steps[i]);
+      }
+    }
+    ConstantValue c;
+    c.elem_type = data.elem_type;
+    c.shape = out;
+    const std::vector<int64_t> in_strides = strides(data.shape);
+    for_each_index(out, [&](const std::vector<int64_t>& index) {
+      int64_t flat = 0;
+      for (size_t d = 0; d < rank; ++d) flat += (begin[d] + index[d] * step[d]) * in_strides[d];
+      c.values.push_back(data.values[static_cast<size_t>(flat)]);
+    });
+    define(node, 0, c);
+  }
+
+  void lower_Range(const NodeProto& node) {
+    require_constant_inputs(node);
+    const double start = input(node, 0).constant->values.at(0), limit = input(node, 1).constant->values.at(0),
+                 delta = input(node, 2).constant->values.at(0);
+    if (delta == 0) invalid("delta 0");
+    ConstantValue c;
+    c.elem_type = input(node, 0).constant->elem_type;
+    const auto n = static_cast<int64_t>(std::max(0.0, std::ceil((limit - start) / delta)));
+    if (n > (int64_t{1} << 24)) unsupported("a Range of ", n, " values");
+    for (int64_t i = 0; i < n; ++i) c.values.push_back(to_type(start + static_cast<double>(i) * delta, c.elem_type));
+    c.shape = {n};
+    define(node, 0, c);
+  }
+
+  void lower_Equal(const NodeProto& node) {
+    require_constant_inputs(node);
+    define(node, 0, fold_binary(node, [](double a, double b) { return a == b ? 1.0 : 0.0; }, TensorProto::BOOL));
+  }
+
+  void lower_Where(const NodeProto& node) {
+    require_constant_inputs(node);
+    const ConstantValue& cond = *input(node, 0).constant;
+    const ConstantValue& x = *input(node, 1).constant;
+    const ConstantValue& y = *input(node, 2).constant;
+    ConstantValue out;
+    out.elem_type = x.elem_type;
+    out.shape = broadcast_shapes(broadcast_shapes(cond.shape, x.shape, ref_), y.shape, ref_);
+    for_each_index(out.shape, [&](const std::vector<int64_t>& index) {
+      const bool pick = cond.values[static_cast<size_t>(broadcast_index(index, out.shape, cond.shape))] != 0;
+      const ConstantValue& from = pick ? x : y;
+      out.values.push_back(from.values[static_cast<size_t>(broadcast_index(index, out.shape, from.shape))]);
+    });
+    define(node, 0, out);
+  }
+
+  void lower_Expand(const NodeProto& node) {
+    require_constant_inputs(node);
+    const ConstantValue& x = *input(node, 0).constant;
+    const std::vector<int64_t> dims = constant_ints(node, 1, "shape");
+    ConstantValue out;
+    out.elem_type = x.elem_type;
+    out.shape = broadcast_shapes(x.shape, Shape(dims.begin(), dims.end()), ref_);
+    for_each_index(out.shape, [&](const std::vector<int64_t>& index) {
+      out.values.push_back(x.values[static_cast<size_t>(broadcast_index(index, out.shape, x.shape))]);
+    });
+    define(node, 0, out);
+  }
+
+  void lower_Neg(const NodeProto& node) {
+    if (is_constant(node, 0)) {
+      ConstantValue c = *input(node, 0).constant;
+      for (double& v : c.values) v = -v;
+      return define(node, 0, c);
+    }
+    define(node, 0, emit(OpKind::Mul, NoAttrs{}, {tensor(node, 0), scalar_constant(node.output(0) + ".minus_one", -1)},
+                         node.output(0)));
+  }
+
+  // ---- State -------------------------------------------------------------------------
+
+  void add_graph_input(const onnx::ValueInfoProto& input);
+  void add_graph_output(const onnx::ValueInfoProto& output);
+  void record_inferred(const onnx::ValueInfoProto& info);
+
+  const onnx::GraphProto& graph_;
+  const int opset_;
+  const std::string path_;
+  std::string ref_;  // the file, and the node being lowered, for messages
+  Graph g_;
+  std::map<std::string, Value> values_;
+  std::map<std::string, Shape> inferred_;  // static shapes ONNX inferred
+  std::map<std::string, int> used_;              // how many node inputs and graph outputs read a name
+};
+
+const std::map<std::string, Handler>& Lowering::handlers() {
+  static const std::map<std::string, Handler> table = {
+      {"Add", &Lowering::lower_Add},
+      {"AveragePool", &Lowering::lower_AveragePool},
+      {"BatchNormalization", &Lowering::lower_BatchNormalization},
+      {"Cast", &Lowering::lower_Cast},
+      {"Clip", &Lowering::lower_Clip},
+      {"Concat", &Lowering::lower_Concat},
+      {"Constant", &Lowering::lower_Constant},
+      {"ConstantOfShape", &Lowering::lower_ConstantOfShape},
+      {"Conv", &Lowering::lower_Conv},
+      {"ConvTranspose", &Lowering::lower_ConvTranspose},
+      {"DepthToSpace", &Lowering::lower_DepthToSpace},
+      {"Div", &Lowering::lower_Div},
+      {"Dropout", &Lowering::lower_Dropout},
+      {"Equal", &Lowering::lower_Equal},
+      {"Expand", &Lowering::lower_Expand},
+      {"Flatten", &Lowering::lower_Flatten},
+      {"Gather", &Lowering::lower_Gather},
+      {"Gemm", &Lowering::lower_Gemm},
+      {"GlobalAveragePool", &Lowering::lower_GlobalAveragePool},
+      {"GlobalMaxPool", &Lowering::lower_GlobalMaxPool},
+      {"HardSigmoid", &Lowering::lower_HardSigmoid},
+      {"HardSwish", &Lowering::lower_HardSwish},
+      {"Identity", &Lowering::lower_Identity},
+      {"LeakyRelu", &Lowering::lower_LeakyRelu},
+      {"MatMul", &Lowering::lower_MatMul},
+      {"MaxPool", &Lowering::lower_MaxPool},
+      {"Mean", &Lowering::lower_Mean},
+      {"Mul", &Lowering::lower_Mul},
+      {"Neg", &Lowering::lower_Neg},
+      {"PRelu", &Lowering::lower_PRelu},
+      {"Pad", &Lowering::lower_Pad},
+      {"Range", &Lowering::lower_Range},
+      {"ReduceMean", &Lowering::lower_ReduceMean},
+      {"Relu", &Lowering::lower_Relu},
+      {"Reshape", &Lowering::lower_Reshape},
+      {"Resize", &Lowering::lower_Resize},
+      {"Shape", &Lowering::lower_Shape},
+      {"Sigmoid", &Lowering::lower_Sigmoid},
+      {"Slice", &Lowering::lower_Slice},
+      {"Softmax", &Lowering::lower_Softmax},
+      {"Squeeze", &Lowering::lower_Squeeze},
+      {"Sub", &Lowering::lower_Sub},
+      {"Sum", &Lowering::lower_Sum},
+      {"Tanh", &Lowering::lower_Tanh},
+      {"Transpose", &Lowering::lower_Transpose},
+      {"Unsqueeze", &Lowering::lower_Unsqueeze},
+      {"Upsample", &Lowering::lower_Upsample},
+      {"Where", &Lowering::lower_Where},
+  };
+  return table;
+}
+
+void Lowering::record_inferred(const onnx::ValueInfoProto& info) {
+  if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) return;
+  Shape shape;
+  for (const auto& d : info.type().tensor_type().shape().dim()) {
+    if (!d.has_dim_value()) return;
+    shape.push_back(d.dim_value());
+  }
+  inferred_[info.name()] = shape;
+}
+
+void Lowering::add_graph_input(const onnx::ValueInfoProto& input) {
+  const std::string& name = input.name();
+  ref_ = path_ + ": graph input '" + name + "'";
+  const auto& type = input.type().tensor_type();  // a float32 tensor: the reader checked
+  if (!type.has_shape()) unsupported("has no shape; fix it with --input-shape ", name, "=D0,D1,...");
+  Tensor t;
+  t.name = g_.unique_name(name);
+  for (int i = 0; i < type.shape().dim_size(); ++i) {
+    const auto& d = type.shape().dim(i);
+    if (!d.has_dim_value() || d.dim_value() < 1)
+      unsupported("dim ", i, " is ", d.has_dim_param() ? "'" + d.dim_param() + "'" : std::string("unknown"),
+                  "; aotc compiles fixed shapes: fix it with --input-shape ", name, "=D0,D1,...");
+    t.shape.push_back(d.dim_value());
+  }
+  const TensorId id = g_.add_tensor(std::move(t));
+  g_.inputs.push_back(id);
+  values_[name] = Value{id, nullptr};
+}
+
+void Lowering::add_graph_output(const onnx::ValueInfoProto& output) {
+  const std::string& name = output.name();
+  ref_ = path_ + ": graph output '" + name + "'";
+  const Value& v = value(name);
+  if (v.id == kNoTensor)
+    unsupported("is a constant (", v.constant ? elem_type_name(v.constant->elem_type) : "", "); aotc compiles "
+                "outputs computed from the inputs");
+  // The library's output keeps the model's name where it is free.
+  Tensor& t = g_.tensor(v.id);
+  if (t.name != name && !is_graph_input(g_, v.id) && !is_graph_output(g_, v.id)) {
+    bool taken = false;
+    for (const Tensor& other : g_.tensors) taken = taken || other.name == name;
+    if (!taken) t.name = name;
+  }
+  g_.outputs.push_back(v.id);
+}
+
+Graph Lowering::run() {
+  for (const TensorProto& t : graph_.initializer())
+    values_[t.name()] = Value{kNoTensor, std::make_shared<const ConstantValue>(
+                                             decode_tensor(t, path_ + ": initializer '" + t.name() + "'"))};
+  for (const onnx::ValueInfoProto& input : graph_.input())
+    if (!values_.count(input.name())) add_graph_input(input);
+  for (const onnx::ValueInfoProto& info : graph_.value_info()) record_inferred(info);
+  for (const onnx::ValueInfoProto& info : graph_.output()) record_inferred(info);
+  for (const NodeProto& node : graph_.node())
+    for (const std::string& name : node.input()) ++used_[name];
+  for (const onnx::ValueInfoProto& output : graph_.output()) ++used_[output.name()];
+
+  for (int i = 0; i < graph_.node_size(); ++i) {
+    const NodeProto& node = graph_.node(i);
+    const std::string label = node.name().empty() ? detail::concat("#", i) : node.name();
+    ref_ = detail::concat(path_, ": node '", label, "' (", node.op_type(), ")");
+    const auto handler = handlers().find(node.op_type());
+    AOTC_CHECK(handler != handlers().end(), "the census let ", node.op_type(), " through");
+    if (node.output_size() < 1) invalid("has no output");
+    (this->*handler->second)(node);
+  }
+  for (const onnx::ValueInfoProto& output : graph_.output()) add_graph_output(output);
+  if (g_.inputs.empty()) fail(ExitCode::kUnsupported, path_, ": the model has no input computed at run time");
+  return std::move(g_);
+}
+
+}  // namespace
+
+bool is_supported_op(const std::string& op_type) { return Lowering::handlers().count(op_type) != 0; }
+
+std::string supported_op_list() {
+  std::string list;
+  for (const auto& [op, handler] : Lowering::handlers()) list += (list.empty() ? "" : ", ") + op;
+  return list;
+}
+
+Graph lower_graph(const onnx::ModelProto& model, int opset, const std::string& path) {
+  return Lowering(model, opset, path).run();
+}
+
+}  // namespace aotc::onnx_frontend
