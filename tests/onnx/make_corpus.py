@@ -113,6 +113,11 @@ def invalid_models():
     int_input = conv_relu()
     int_input.graph.input[0].CopyFrom(tensor_input("x", [1, 3, 8, 8], TensorProto.INT32))
     yield "int_input", int_input, 3, "graph input 'x' has element type INT32; aotc compiles float32 inputs"
+    # Found by the fuzzer: libonnx 1.12's shape inference dereferences null on a Conv over a
+    # 2-D input; aotc runs it in a child process and reports the crash as the file's fault.
+    conv2d_input = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv")]
+    yield "conv_on_2d_input", model(conv2d_input, [tensor_input("x", [1, 3])], [tensor_input("y", [64, 4, 6])],
+                                    [weight("w", (4, 3, 3), 5)]), 2, "ONNX's shape inference crashed on the model"
     conv1d = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv1d")]
     yield "conv1d", model(conv1d, [tensor_input("x", [1, 3, 8])], [tensor_input("y", [1, 4, 6])],
                           [weight("w", (4, 3, 3), 5)]), 3, "2-D form of this operator"
