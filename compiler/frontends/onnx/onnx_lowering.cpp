@@ -228,12 +228,24 @@ class Lowering {
     return true;
   }
 
+  // Values folded at compile time are shape arithmetic and small constants:
+  // a larger one (2^24 elements) comes from a hostile file, not a CNN.
+  void check_folded_size(const Shape& shape) const {
+    int64_t n = 1;
+    for (const int64_t d : shape) {
+      if (d < 0) invalid("negative dim ", d);
+      if (d > 0 && n > (int64_t{1} << 24) / d) unsupported("a constant of shape ", to_string(shape), " to fold");
+      n *= d;
+    }
+  }
+
   ConstantValue fold_binary(const NodeProto& node, const std::function<double(double, double)>& f, int32_t out_type) {
     const ConstantValue& a = constant(node, 0, "operand");
     const ConstantValue& b = constant(node, 1, "operand");
     ConstantValue out;
     out.elem_type = out_type;
     out.shape = broadcast_shapes(a.shape, b.shape, ref_);
+    check_folded_size(out.shape);
     for_each_index(out.shape, [&](const std::vector<int64_t>& index) {
       const double x = a.values[static_cast<size_t>(broadcast_index(index, out.shape, a.shape))];
       const double y = b.values[static_cast<size_t>(broadcast_index(index, out.shape, b.shape))];
@@ -836,6 +848,7 @@ class Lowering {
     out.shape.assign(data.shape.begin(), data.shape.begin() + axis);
     out.shape.insert(out.shape.end(), indices.shape.begin(), indices.shape.end());
     out.shape.insert(out.shape.end(), data.shape.begin() + axis + 1, data.shape.end());
+    check_folded_size(out.shape);
     for (int64_t o = 0; o < outer; ++o)
       for (const double raw : indices.values) {
         auto i = static_cast<int64_t>(raw);
@@ -867,8 +880,7 @@ class Lowering {
     if (fill.values.size() != 1) invalid("value must hold one element");
     c.elem_type = fill.elem_type;
     c.shape.assign(dims.begin(), dims.end());
-    for (const int64_t d : dims)
-      if (d < 0) invalid("negative dim ", d);
+    check_folded_size(c.shape);
     c.values.assign(static_cast<size_t>(num_elements(c.shape)), fill.values[0]);
     define(node, 0, c);
   }
@@ -950,6 +962,7 @@ class Lowering {
     ConstantValue out;
     out.elem_type = x.elem_type;
     out.shape = broadcast_shapes(broadcast_shapes(cond.shape, x.shape, ref_), y.shape, ref_);
+    check_folded_size(out.shape);
     for_each_index(out.shape, [&](const std::vector<int64_t>& index) {
       const bool pick = cond.values[static_cast<size_t>(broadcast_index(index, out.shape, cond.shape))] != 0;
       const ConstantValue& from = pick ? x : y;
@@ -965,6 +978,7 @@ class Lowering {
     ConstantValue out;
     out.elem_type = x.elem_type;
     out.shape = broadcast_shapes(x.shape, Shape(dims.begin(), dims.end()), ref_);
+    check_folded_size(out.shape);
     for_each_index(out.shape, [&](const std::vector<int64_t>& index) {
       out.values.push_back(x.values[static_cast<size_t>(broadcast_index(index, out.shape, x.shape))]);
     });

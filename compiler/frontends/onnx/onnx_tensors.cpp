@@ -137,13 +137,13 @@ ConstantValue decode_tensor(const TensorProto& t, const std::string& what) {
   if (t.data_location() == TensorProto::EXTERNAL)
     fail(ExitCode::kInvalidModel, what, ": external data was not loaded");
   const auto n = static_cast<size_t>(count);
-  c.values.reserve(n);
   const auto mismatch = [&](size_t stored) {
     fail(ExitCode::kInvalidModel, what, ": holds ", stored, " values but its dims ", to_string(c.shape), " need ", n);
   };
   if (t.has_raw_data()) {
     const std::string& raw = t.raw_data();
     if (raw.size() != n * size) mismatch(raw.size() / size);
+    c.values.reserve(n);
     for (size_t i = 0; i < n; ++i) c.values.push_back(raw_element(c.elem_type, raw.data() + i * size));
     return c;
   }
