@@ -40,6 +40,17 @@ def conv_relu(opset=13, pads=(1, 1, 1, 1), x_shape=(1, 3, 8, 8)):
                  [weight("w", (4, 3, 3, 3), 1), weight("b", (4,), 2)], opset=opset)
 
 
+def conv_relu_external(location):
+    """conv_relu with its weight's data in the external file `location`."""
+    m = conv_relu()
+    w = m.graph.initializer[0]
+    w.ClearField("raw_data")
+    w.ClearField("float_data")
+    w.data_location = TensorProto.EXTERNAL
+    w.external_data.add(key="location", value=location)
+    return m
+
+
 def valid_models():
     yield "conv_relu", conv_relu()
     yield "conv_relu_opset7", conv_relu(opset=7)
@@ -93,20 +104,8 @@ def invalid_models():
     del weights_as_input.graph.initializer[0]
     weights_as_input.graph.input.append(tensor_input("w", [4, 3, 3, 3]))
     yield "weights_as_input", weights_as_input, 3, "weight 'w' is computed at run time"
-    outside = conv_relu()
-    w = outside.graph.initializer[0]
-    w.ClearField("raw_data")
-    w.ClearField("float_data")
-    w.data_location = TensorProto.EXTERNAL
-    w.external_data.add(key="location", value="../outside.bin")
-    yield "external_data_outside", outside, 2, "leaves the model's folder"
-    missing = conv_relu()
-    w = missing.graph.initializer[0]
-    w.ClearField("raw_data")
-    w.ClearField("float_data")
-    w.data_location = TensorProto.EXTERNAL
-    w.external_data.add(key="location", value="missing.bin")
-    yield "external_data_missing", missing, 4, "does not exist or is not a file"
+    yield "external_data_outside", conv_relu_external("../outside.bin"), 2, "leaves the model's folder"
+    yield "external_data_missing", conv_relu_external("missing.bin"), 4, "does not exist or is not a file"
     short = conv_relu()
     short.graph.initializer[1].raw_data = short.graph.initializer[1].raw_data[:8]
     yield "short_initializer", short, 2, "initializer 'b': holds 2 values but its dims [4] need 4"

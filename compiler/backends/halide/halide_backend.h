@@ -76,7 +76,7 @@ struct CompiledObjects {
 
 // Compiles every kernel of a model (LoweredModel::kernels, CudaStubModel::
 // halide_kernels), and the Halide runtime once, for `target` into `work_dir`,
-// in up to `jobs` worker processes at a time, through the kernel cache in
+// in `jobs` worker processes, through the kernel cache in
 // `cache_dir` (empty: none; kernel_cache.h), printing a line per kernel to
 // `progress` (may be null). Throws InternalError if a kernel fails to compile.
 CompiledObjects compile_halide_objects(const std::vector<KernelSource>& kernels, const std::string& target,

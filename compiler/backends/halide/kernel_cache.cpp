@@ -170,8 +170,7 @@ bool cached_compile(const std::string& cache_dir, const std::function<std::strin
   return false;
 }
 
-}  // namespace
-
+// The cache key of `module` (64 hex digits).
 std::string kernel_cache_key(const Halide::Module& module) {
   std::ostringstream os;
   // IRPrinter prints floats in fixed notation; 80 digits after the point tell
@@ -181,6 +180,9 @@ std::string kernel_cache_key(const Halide::Module& module) {
   print_module(os, module);
   return sha256_hex(canonical_names(os.str()));
 }
+
+}  // namespace
+
 
 bool compile_kernel_object(const Halide::Module& module, const std::string& object, const std::string& cache_dir) {
   return cached_compile(

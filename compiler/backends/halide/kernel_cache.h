@@ -34,9 +34,6 @@ bool compile_kernel_object(const Halide::Module& module, const std::string& obje
 // The same for Halide's runtime for `target`.
 bool compile_runtime_object(const Halide::Target& target, const std::string& object, const std::string& cache_dir);
 
-// The cache key of `module` (64 hex digits).
-std::string kernel_cache_key(const Halide::Module& module);
-
 // Creates `dir` if missing and checks that files can be written in it; throws
 // UserError(kIo) naming it otherwise.
 void prepare_kernel_cache(const std::string& dir);

@@ -336,6 +336,16 @@ class Lowering {
                   "; aotc lowers the 2-D form of this operator (4-D NCHW input)");
   }
 
+  // A convolution's data, constant weight and optional constant bias.
+  std::vector<TensorId> conv_inputs(const NodeProto& node) {
+    std::vector<TensorId> inputs = {tensor(node, 0), tensor(node, 1)};
+    if (has_input(node, 2)) {
+      constant(node, 2, "bias");
+      inputs.push_back(tensor(node, 2));
+    }
+    return inputs;
+  }
+
   void lower_Conv(const NodeProto& node) {
     const Shape in = input_shape(node, 0);
     require_image(node, in);
@@ -347,11 +357,7 @@ class Lowering {
     a.dilation = dilation;
     a.groups = static_cast<int>(attr_int(node, "group", 1));
     a.pad = window_pads(node, in, {w.shape[2], w.shape[3]}, stride, dilation);
-    std::vector<TensorId> inputs = {tensor(node, 0), tensor(node, 1)};
-    if (has_input(node, 2)) {
-      constant(node, 2, "bias");
-      inputs.push_back(tensor(node, 2));
-    }
+    const std::vector<TensorId> inputs = conv_inputs(node);
     define(node, 0, emit(OpKind::Conv2d, a, inputs, node.output(0)));
   }
 
@@ -377,11 +383,7 @@ class Lowering {
         a.pad[i] = static_cast<int>(pads[i]);
       }
     }
-    std::vector<TensorId> inputs = {tensor(node, 0), tensor(node, 1)};
-    if (has_input(node, 2)) {
-      constant(node, 2, "bias");
-      inputs.push_back(tensor(node, 2));
-    }
+    const std::vector<TensorId> inputs = conv_inputs(node);
     define(node, 0, emit(OpKind::ConvTranspose2d, a, inputs, node.output(0)));
   }
 
