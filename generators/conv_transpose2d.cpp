@@ -14,9 +14,9 @@ using Halide::Var;
 // Most vectors along a phase row in one register tile: two keep 24 AVX-512
 // accumulators for 2x2 strides (2 vectors x 4 phases x 3 channels); the other
 // registers go to output channels, which share each input vector load.
-constexpr int64_t kMaxRowVectors = 2;
+constexpr int64_t kMaxTransposedRowVectors = 2;
 
-struct Geometry {
+struct TransposedGeometry {
   int64_t n, c, h, w, o, oh, ow;
   int sy, sx;
   int taps_y, taps_x;          // ceil(K/s): taps per phase
@@ -34,13 +34,13 @@ bool reads_outside(int64_t in, int64_t phase_extent, int stride, int pad_begin, 
   return first < 0 || last >= in;
 }
 
-Geometry geometry(const ConvTranspose2dSpec& s) {
+TransposedGeometry geometry(const ConvTranspose2dSpec& s) {
   require(s.input_shape.size() == 4, "conv_transpose2d: input must be NCHW, got " + to_string(s.input_shape));
   require(s.out_channels >= 1, "conv_transpose2d: out_channels must be positive");
   for (int i = 0; i < 2; ++i)
     require(s.kernel[i] >= 1 && s.stride[i] >= 1, "conv_transpose2d: kernel and stride must be positive");
   for (int p : s.pad) require(p >= 0, "conv_transpose2d: padding must be non-negative");
-  Geometry g{};
+  TransposedGeometry g{};
   g.n = s.input_shape[0];
   g.c = s.input_shape[1];
   g.h = s.input_shape[2];
@@ -60,19 +60,19 @@ Geometry geometry(const ConvTranspose2dSpec& s) {
   return g;
 }
 
-Shape packed_shape(const Geometry& g) {
+Shape packed_shape(const TransposedGeometry& g) {
   return {g.c, int64_t{g.taps_y} * g.sy, int64_t{g.taps_x} * g.sx, g.o};
 }
 
 }  // namespace
 
 Shape conv_transpose2d_output_shape(const ConvTranspose2dSpec& spec) {
-  const Geometry g = geometry(spec);
+  const TransposedGeometry g = geometry(spec);
   return {g.n, g.o, g.oh, g.ow};
 }
 
 PackedWeights pack_conv_transpose2d_weights(const ConvTranspose2dSpec& spec, const float* weight) {
-  const Geometry g = geometry(spec);
+  const TransposedGeometry g = geometry(spec);
   PackedWeights packed;
   packed.shape = packed_shape(g);
   packed.data.assign(static_cast<size_t>(num_elements(packed.shape)), 0.0f);
@@ -87,7 +87,7 @@ PackedWeights pack_conv_transpose2d_weights(const ConvTranspose2dSpec& spec, con
 }
 
 Kernel conv_transpose2d(const ConvTranspose2dSpec& spec, const Halide::Target& target) {
-  const Geometry g = geometry(spec);
+  const TransposedGeometry g = geometry(spec);
   const Shape out_shape{g.n, g.o, g.oh, g.ow};
   Kernel kernel;
   Halide::ImageParam input = dense_input("input", spec.input_shape);
@@ -134,7 +134,7 @@ Kernel conv_transpose2d(const ConvTranspose2dSpec& spec, const Halide::Target& t
   const int lanes = lanes_for_extent(g.phase_w, native_lanes(target));
   const int phases = g.sx * g.sy, registers = accumulator_registers(target);
   const int row_vectors = static_cast<int>(
-      std::clamp<int64_t>(std::min<int64_t>(g.phase_w / lanes, registers / phases), 1, kMaxRowVectors));
+      std::clamp<int64_t>(std::min<int64_t>(g.phase_w / lanes, registers / phases), 1, kMaxTransposedRowVectors));
   const int channel_tile = static_cast<int>(largest_divisor_at_most(g.o, std::max(1, registers / (phases * row_vectors))));
   // A phase split that does not divide the output guards its last columns/rows.
   auto tail = [](int64_t extent, int stride) {

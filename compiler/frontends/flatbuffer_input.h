@@ -9,6 +9,10 @@
 
 namespace aotc {
 
+// The most dims a tensor of a model file may have: no op of the IR needs more than 4 and real
+// models have at most 5; far larger ranks only come from garbage.
+inline constexpr size_t kMaxRank = 8;
+
 // FlatBuffers reads scalars in place and its Verifier checks their alignment
 // relative to the buffer's start, so the buffer itself must be 8-byte aligned:
 // an unaligned one is copied.

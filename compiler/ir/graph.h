@@ -31,6 +31,9 @@ enum class Layout : uint8_t {
 };
 
 using Shape = std::vector<int64_t>;
+// The most elements a tensor may have (every element index then fits in 32 bits): the shape
+// rules and the readers refuse larger tensors as absurd.
+inline constexpr int64_t kMaxElements = int64_t{1} << 31;
 using TensorId = int32_t;
 constexpr TensorId kNoTensor = -1;
 

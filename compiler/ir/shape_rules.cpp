@@ -8,9 +8,6 @@
 namespace aotc {
 namespace {
 
-// Larger tensors are refused as absurd: every index then fits in 32 bits.
-constexpr int64_t kMaxElements = int64_t{1} << 31;
-
 // Element count of `shape`, or -1 if a dim is not positive or the count exceeds kMaxElements.
 int64_t bounded_elements(const Shape& shape) {
   int64_t n = 1;

@@ -96,9 +96,6 @@ TEST_P(Conv2dBlockedKernel, MatchesReferenceConv) {
   expect_matches(node.reference(), run);
 }
 
-const std::string kAvx2 = "x86-64-linux-avx-avx2-fma-f16c-sse41";
-const std::string kSse41 = "x86-64-linux-sse41";
-
 // clang-format off
 INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dBlockedKernel, ::testing::Values(
     BlockedConvCase{"resnet_3x3_stride2", {1, 32, 15, 17}, 64, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true, {relu()}},

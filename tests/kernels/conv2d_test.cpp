@@ -65,9 +65,6 @@ TEST_P(Conv2dKernel, MatchesReference) {
   expect_matches(node.reference(), run_kernel(kernel, inputs, node.output_shape(), target));
 }
 
-const std::string kAvx2 = "x86-64-linux-avx-avx2-fma-f16c-sse41";
-const std::string kSse41 = "x86-64-linux-sse41";
-
 // clang-format off
 INSTANTIATE_TEST_SUITE_P(Dense, Conv2dKernel, ::testing::Values(
     // vectorise width: rows of >= 16 outputs

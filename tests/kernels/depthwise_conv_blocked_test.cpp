@@ -64,9 +64,6 @@ TEST_P(DepthwiseConvBlockedKernel, MatchesReferenceConv) {
   expect_matches(node.reference(), run);
 }
 
-const std::string kAvx2 = "x86-64-linux-avx-avx2-fma-f16c-sse41";
-const std::string kSse41 = "x86-64-linux-sse41";
-
 // clang-format off
 INSTANTIATE_TEST_SUITE_P(Shapes, DepthwiseConvBlockedKernel, ::testing::Values(
     BlockedCase{"mobilenet_3x3_s1", {1, 32, 28, 28}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true, {clamp(0.0f, 6.0f)}},

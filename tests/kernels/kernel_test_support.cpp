@@ -172,4 +172,11 @@ void expect_matches(const Value& reference, const KernelRun& run) {
   EXPECT_EQ(run.heap_allocations, 0) << "the kernel allocated on the heap while running";
 }
 
+void run_and_compare(NodeUnderTest& node, gen::Kernel kernel, const Shape& output_shape) {
+  std::vector<const Value*> inputs;
+  for (size_t i = 0; i < kernel.inputs.size(); ++i) inputs.push_back(&node.value(i));
+  SCOPED_TRACE(kernel.schedule);
+  expect_matches(node.reference(), run_kernel(kernel, inputs, output_shape, host_target()));
+}
+
 }  // namespace aotc::kernel_test

@@ -78,6 +78,9 @@ KernelRun run_kernel(gen::Kernel& kernel, const std::vector<const Value*>& input
 
 // "host", or a Halide target string.
 Halide::Target target_named(const std::string& name);
+// The x86 targets below AVX-512 that the schedules also serve (for target_named).
+inline const std::string kAvx2 = "x86-64-linux-avx-avx2-fma-f16c-sse41";
+inline const std::string kSse41 = "x86-64-linux-sse41";
 // The host as aotc compiles for it (backends/halide: without the features
 // Halide 14 wrongly claims for AMD Zen 4).
 Halide::Target host_target();
@@ -91,5 +94,9 @@ void expect_close(const Value& reference, const std::vector<float>& got);
 
 // Checks a kernel run against the reference: numerics, and no heap allocation.
 void expect_matches(const Value& reference, const KernelRun& run);
+
+// Runs `kernel` (its inputs are the node's first ones) for the host on the node's values and
+// checks it against the node's reference output.
+void run_and_compare(NodeUnderTest& node, gen::Kernel kernel, const Shape& output_shape);
 
 }  // namespace aotc::kernel_test

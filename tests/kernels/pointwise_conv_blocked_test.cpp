@@ -76,9 +76,6 @@ TEST_P(PointwiseConvBlockedKernel, MatchesReferenceConv) {
   expect_matches(node.reference(), run);
 }
 
-const std::string kAvx2 = "x86-64-linux-avx-avx2-fma-f16c-sse41";
-const std::string kSse41 = "x86-64-linux-sse41";
-
 // clang-format off
 INSTANTIATE_TEST_SUITE_P(Shapes, PointwiseConvBlockedKernel, ::testing::Values(
     BlockedPointwiseCase{"expand_nchw_in_tail", {1, 24, 13, 11}, 144, false, true, {clamp(0.0f, 6.0f)}},

@@ -66,9 +66,6 @@ TEST_P(PointwiseConvKernel, MatchesReferenceConv) {
   expect_matches(node.reference(), run_kernel(kernel, inputs, out, target));
 }
 
-const std::string kAvx2 = "x86-64-linux-avx-avx2-fma-f16c-sse41";
-const std::string kSse41 = "x86-64-linux-sse41";
-
 // clang-format off
 INSTANTIATE_TEST_SUITE_P(Maps, PointwiseConvKernel, ::testing::Values(
     PointwiseCase{"tile_multiple_384", {1, 16, 16, 24}, 32},

@@ -12,13 +12,6 @@
 namespace aotc::kernel_test {
 namespace {
 
-void run_and_compare(NodeUnderTest& node, gen::Kernel kernel, const Shape& output_shape) {
-  std::vector<const Value*> inputs;
-  for (size_t i = 0; i < kernel.inputs.size(); ++i) inputs.push_back(&node.value(i));
-  SCOPED_TRACE(kernel.schedule);
-  expect_matches(node.reference(), run_kernel(kernel, inputs, output_shape, host_target()));
-}
-
 // ---- transpose ----
 
 struct TransposeCase {

@@ -108,9 +108,6 @@ TEST(WinogradChoice, TakesMeasuredWinsOnly) {
   EXPECT_THROW(gen::winograd_input_transform(conv({1, 32, 40, 400}, 32), host_target()), std::invalid_argument);
 }
 
-const std::string kAvx2 = "x86-64-linux-avx-avx2-fma-f16c-sse41";
-const std::string kSse41 = "x86-64-linux-sse41";
-
 // clang-format off
 INSTANTIATE_TEST_SUITE_P(Maps, WinogradConvKernels, ::testing::Values(
     WinogradCase{"resnet_56x56", {1, 16, 56, 56}, 16, {1, 1, 1, 1}, true, {relu()}},

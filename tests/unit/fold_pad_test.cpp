@@ -16,7 +16,7 @@ using testing::parse;
 using testing::producer_of;
 using testing::run_pass;
 
-Graph fold(const Graph& g, PassCounters& counters) { return run_pass(g, fold_pad, counters); }
+Graph fold_pads(const Graph& g, PassCounters& counters) { return run_pass(g, fold_pad, counters); }
 
 // A graph: input %x [1,2,6,6] -> %p = pad(...) -> `consumer` named %y.
 std::string pad_then(const std::string& pad_attrs, const std::string& pad_shape, const std::string& consumer) {
@@ -31,7 +31,7 @@ TEST(FoldPad, ZeroPadFoldsIntoConvPadding) {
   const Graph g = parse(pad_then("pads=[0,0,1,0,0,0,2,1], value=0", "[1,2,9,7]",
                                  "%y = conv2d(%p, %w, %b) {pad=[1,1,1,1]}: f32[1,3,9,7]"));
   PassCounters counters;
-  const Graph after = fold(g, counters);
+  const Graph after = fold_pads(g, counters);
   EXPECT_EQ(counters.get("folded"), 1);
   EXPECT_EQ(count_ops(after, OpKind::Pad), 0);
   const Node& conv = producer_of(after, "y");
@@ -45,7 +45,7 @@ TEST(FoldPad, StridedDilatedConv) {
   const Graph g = parse(pad_then("pads=[0,0,2,1,0,0,2,3], value=0", "[1,2,10,10]",
                                  "%y = conv2d(%p, %w) {stride=[2,3], dilation=[2,1]}: f32[1,3,3,3]"));
   PassCounters counters;
-  const Graph after = fold(g, counters);
+  const Graph after = fold_pads(g, counters);
   EXPECT_EQ(counters.get("folded"), 1);
   expect_same_results(g, after);
 }
@@ -54,7 +54,7 @@ TEST(FoldPad, NonZeroValueDoesNotFoldIntoConv) {
   const Graph g = parse(pad_then("pads=[0,0,1,1,0,0,1,1], value=0.5", "[1,2,8,8]",
                                  "%y = conv2d(%p, %w): f32[1,3,6,6]"));
   PassCounters counters;
-  const Graph after = fold(g, counters);
+  const Graph after = fold_pads(g, counters);
   EXPECT_EQ(counters.get("folded"), 0);
   EXPECT_EQ(count_ops(after, OpKind::Pad), 1);
 }
@@ -68,7 +68,7 @@ TEST(FoldPad, ChannelPaddingDoesNotFold) {
   output %y
 })");
   PassCounters counters;
-  const Graph after = fold(g, counters);
+  const Graph after = fold_pads(g, counters);
   EXPECT_EQ(counters.get("folded"), 0);
   EXPECT_EQ(count_ops(after, OpKind::Pad), 1);
 }
@@ -77,7 +77,7 @@ TEST(FoldPad, MinusInfinityPadFoldsIntoMaxPool) {
   const Graph g = parse(pad_then("pads=[0,0,1,0,0,0,0,1], value=-inf", "[1,2,7,7]",
                                  "%y = max_pool2d(%p) {kernel=[3,3], stride=[2,2]}: f32[1,2,3,3]"));
   PassCounters counters;
-  const Graph after = fold(g, counters);
+  const Graph after = fold_pads(g, counters);
   EXPECT_EQ(counters.get("folded"), 1);
   EXPECT_EQ(producer_of(after, "y").attr<Pool2dAttrs>().pad, (std::array<int, 4>{1, 0, 0, 1}));
   expect_same_results(g, after);
@@ -88,7 +88,7 @@ TEST(FoldPad, ZeroPadDoesNotFoldIntoMaxPool) {
   const Graph g = parse(pad_then("pads=[0,0,1,1,0,0,1,1], value=0", "[1,2,8,8]",
                                  "%y = max_pool2d(%p) {kernel=[3,3], stride=[2,2]}: f32[1,2,3,3]"));
   PassCounters counters;
-  const Graph after = fold(g, counters);
+  const Graph after = fold_pads(g, counters);
   EXPECT_EQ(counters.get("folded"), 0);
   EXPECT_EQ(count_ops(after, OpKind::Pad), 1);
 }
@@ -99,7 +99,7 @@ TEST(FoldPad, MaxPoolWindowWhollyInPaddingDoesNotFold) {
   const Graph g = parse(pad_then("pads=[0,0,2,0,0,0,0,0], value=-inf", "[1,2,8,6]",
                                  "%y = max_pool2d(%p) {kernel=[2,2], stride=[2,2]}: f32[1,2,4,3]"));
   PassCounters counters;
-  const Graph after = fold(g, counters);
+  const Graph after = fold_pads(g, counters);
   EXPECT_EQ(counters.get("folded"), 0);
   EXPECT_EQ(count_ops(after, OpKind::Pad), 1);
 }
@@ -108,7 +108,7 @@ TEST(FoldPad, ZeroPadFoldsIntoAvgPoolCountingPadding) {
   const Graph g = parse(pad_then("pads=[0,0,1,1,0,0,1,1], value=0", "[1,2,8,8]",
                                  "%y = avg_pool2d(%p) {kernel=[3,3], stride=[2,2], count_include_pad=false}: f32[1,2,3,3]"));
   PassCounters counters;
-  const Graph after = fold(g, counters);
+  const Graph after = fold_pads(g, counters);
   EXPECT_EQ(counters.get("folded"), 1);
   const Pool2dAttrs& a = producer_of(after, "y").attr<Pool2dAttrs>();
   EXPECT_EQ(a.pad, (std::array<int, 4>{1, 1, 1, 1}));
@@ -120,7 +120,7 @@ TEST(FoldPad, AvgPoolWithOwnPaddingCountedFolds) {
   const Graph g = parse(pad_then("pads=[0,0,1,0,0,0,1,1], value=0", "[1,2,8,7]",
                                  "%y = avg_pool2d(%p) {kernel=[3,3], stride=[1,1], pad=[1,1,1,1]}: f32[1,2,8,7]"));
   PassCounters counters;
-  const Graph after = fold(g, counters);
+  const Graph after = fold_pads(g, counters);
   EXPECT_EQ(counters.get("folded"), 1);
   EXPECT_EQ(producer_of(after, "y").attr<Pool2dAttrs>().pad, (std::array<int, 4>{2, 1, 2, 2}));
   expect_same_results(g, after);
@@ -131,7 +131,7 @@ TEST(FoldPad, AvgPoolWithOwnPaddingNotCountedDoesNotFold) {
   const Graph g = parse(pad_then("pads=[0,0,1,1,0,0,1,1], value=0", "[1,2,8,8]",
                                  "%y = avg_pool2d(%p) {kernel=[3,3], pad=[1,1,1,1], count_include_pad=false}: f32[1,2,8,8]"));
   PassCounters counters;
-  const Graph after = fold(g, counters);
+  const Graph after = fold_pads(g, counters);
   EXPECT_EQ(counters.get("folded"), 0);
   EXPECT_EQ(count_ops(after, OpKind::Pad), 1);
 }
@@ -142,7 +142,7 @@ TEST(FoldPad, AvgPoolCeilModeWithSameExtentFolds) {
   const Graph g = parse(pad_then("pads=[0,0,1,1,0,0,1,1], value=0", "[1,2,8,8]",
                                  "%y = avg_pool2d(%p) {kernel=[3,3], stride=[2,2], ceil_mode=true}: f32[1,2,4,4]"));
   PassCounters counters;
-  const Graph after = fold(g, counters);
+  const Graph after = fold_pads(g, counters);
   EXPECT_EQ(counters.get("folded"), 1);
   expect_same_results(g, after);
 }
@@ -154,7 +154,7 @@ TEST(FoldPad, CeilModeThatWouldLoseTheLastWindowDoesNotFold) {
   const Graph g = parse(pad_then("pads=[0,0,0,0,0,0,2,2], value=0", "[1,2,8,8]",
                                  "%y = avg_pool2d(%p) {kernel=[2,2], stride=[2,2], ceil_mode=true}: f32[1,2,4,4]"));
   PassCounters counters;
-  const Graph after = fold(g, counters);
+  const Graph after = fold_pads(g, counters);
   EXPECT_EQ(counters.get("folded"), 0);
   EXPECT_EQ(count_ops(after, OpKind::Pad), 1);
 }
@@ -164,7 +164,7 @@ TEST(FoldPad, PadWithAnotherUserStays) {
                                  "%c = conv2d(%p, %w): f32[1,3,6,6]\n  %r = relu(%p): f32[1,2,8,8]\n"
                                  "  output %r\n  %y = avg_pool2d(%c) {kernel=[2,2], stride=[2,2]}: f32[1,3,3,3]"));
   PassCounters counters;
-  const Graph after = fold(g, counters);
+  const Graph after = fold_pads(g, counters);
   EXPECT_EQ(counters.get("folded"), 1);
   EXPECT_EQ(count_ops(after, OpKind::Pad), 1);
   EXPECT_EQ(after.tensor(producer_of(after, "c").inputs[0]).name, "x");
@@ -177,7 +177,7 @@ TEST(FoldPad, PadFeedingTwoConvsFoldsIntoBoth) {
                                  "%c1 = conv2d(%p, %w): f32[1,3,6,6]\n  %c2 = conv2d(%p, %w, %b) {stride=[2,2]}: f32[1,3,3,3]\n"
                                  "  output %c1\n  %y = relu(%c2): f32[1,3,3,3]"));
   PassCounters counters;
-  const Graph after = fold(g, counters);
+  const Graph after = fold_pads(g, counters);
   EXPECT_EQ(counters.get("folded"), 2);
   EXPECT_EQ(count_ops(after, OpKind::Pad), 0);
   expect_same_results(g, after);

@@ -104,7 +104,7 @@ TEST(GpuBackends, KernelWithoutGpuScheduleIsRefusedForACudaTarget) {
   spec.kind = gen::ElementwiseSpec::Kind::kRelu;
   spec.input_shapes = {{1, 8, 4, 4}};
   spec.output_shape = {1, 8, 4, 4};
-  const std::string object = testing::TempDir() + "/relu_gpu.o";
+  const std::string object = ::testing::TempDir() + "/relu_gpu.o";
   const KernelSource host = halide_kernel_source(
       "relu_host", "relu", [spec](const Halide::Target&) { return gen::elementwise(spec, Halide::get_host_target()); });
   EXPECT_THROW(host.compile("host-cuda-cuda_capability_80", object, ""), InternalError);

@@ -22,10 +22,6 @@ static_assert(std::endian::native == std::endian::little, "constant data is copi
 using flatbuffers::uoffset_t;
 
 constexpr uint32_t kFormatVersionMajor = 1;
-// No op of the IR needs more than 4 dims; far larger ranks only come from garbage.
-constexpr size_t kMaxRank = 8;
-// The shape rules' bound: every element index then fits in 32 bits.
-constexpr int64_t kMaxElements = int64_t{1} << 31;
 // The schema nests tables 3 deep (Model > Node > options).
 constexpr uoffset_t kMaxTableDepth = 8;
 

@@ -13,9 +13,6 @@ namespace {
 namespace fs = std::filesystem;
 using onnx::TensorProto;
 
-// The IR's bound: every element index fits in 32 bits.
-constexpr int64_t kMaxElements = int64_t{1} << 31;
-
 // Bytes per element of the types decode_tensor reads; 0 for the others.
 size_t element_size(int32_t type) {
   switch (type) {

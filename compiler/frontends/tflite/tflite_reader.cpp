@@ -21,10 +21,6 @@ using flatbuffers::uoffset_t;
 using tfl::BuiltinOperator;
 using tfl::TensorType;
 
-// Real models have rank <= 5; far larger ranks only come from garbage.
-constexpr size_t kMaxRank = 8;
-// The IR's bound: every element index fits in 32 bits.
-constexpr int64_t kMaxElements = int64_t{1} << 31;
 // The schema nests tables 6 deep (Model > SubGraph > Tensor > SparsityParameters >
 // DimensionMetadata > Int32Vector).
 constexpr uoffset_t kMaxTableDepth = 16;
