@@ -136,9 +136,9 @@ PackageResult write_library(const LibraryParts& parts, const PackageOptions& opt
 
   const fs::path library = work / ("lib" + parts.name + ".a");
   if (parts.archives.empty()) {
-    std::vector<std::string> ar = {"ar", "rcs", library.string()};
-    for (const LibraryObject& member : objects) ar.push_back(member.path);
-    run_tool(ar, "archiving the library");
+    std::vector<std::string> members;
+    for (const LibraryObject& member : objects) members.push_back(member.path);
+    write_archive(members, library);
   } else {
     // An archive merged whole needs ar's MRI script (ADDLIB), so that apps link the library alone.
     std::string script = "CREATE " + library.string() + "\n";

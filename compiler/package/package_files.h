@@ -10,6 +10,8 @@
 namespace aotc {
 
 void write_text(const std::filesystem::path& path, const std::string& text);
+// Writes the static library `library` of `objects` (GNU ar format, symbol table).
+void write_archive(const std::vector<std::string>& objects, const std::filesystem::path& library);
 // Runs a tool; on failure throws UserError (kIo) with `what`, the command and its output.
 void run_tool(const std::vector<std::string>& argv, const std::string& what, const std::string& cwd = "");
 // The weights blob as an object: an assembler file that .incbin's the bytes,
