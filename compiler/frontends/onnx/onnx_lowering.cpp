@@ -368,8 +368,8 @@ class Lowering {
     if (w.shape.size() != 4) invalid("weight has shape ", to_string(w.shape));
     require_attr(node, "group", 1, "aotc's transposed convolution has one group");
     if (pair_attr(node, "dilations") != std::array<int, 2>{1, 1}) unsupported("dilated transposed convolution");
-    for (const int64_t p : attr_ints(node, "output_padding", {0, 0}))
-      if (p != 0) unsupported("output_padding (aotc's transposed convolution crops pads only)");
+    const std::vector<int64_t> output_padding = attr_ints(node, "output_padding", {0, 0});
+    if (output_padding.size() != 2) invalid("output_padding has ", output_padding.size(), " values, expected 2");
     if (attribute(node, "output_shape")) unsupported("output_shape (give pads instead)");
     const std::string auto_pad = attr_string(node, "auto_pad", "NOTSET");
     if (auto_pad != "NOTSET" && auto_pad != "VALID") unsupported("auto_pad ", auto_pad, " on a transposed convolution");
@@ -383,8 +383,31 @@ class Lowering {
         a.pad[i] = static_cast<int>(pads[i]);
       }
     }
-    const std::vector<TensorId> inputs = conv_inputs(node);
-    define(node, 0, emit(OpKind::ConvTranspose2d, a, inputs, node.output(0)));
+    // output_padding adds rows and columns at the bottom and right: first
+    // those the end pads would crop (they hold contributions), then, beyond
+    // the full output, rows that get the bias only.
+    std::array<int64_t, 2> beyond{0, 0};
+    for (size_t i = 0; i < 2; ++i) {
+      if (output_padding[i] < 0 || output_padding[i] >= std::max(a.stride[i], 1))
+        invalid("output_padding ", output_padding[i], " (0 to the stride, ", a.stride[i], ", exclusive)");
+      const int64_t uncropped = std::min<int64_t>(output_padding[i], a.pad[i + 2]);
+      a.pad[i + 2] -= static_cast<int>(uncropped);
+      beyond[i] = output_padding[i] - uncropped;
+    }
+    std::vector<TensorId> inputs = conv_inputs(node);
+    if (beyond == std::array<int64_t, 2>{0, 0}) return define(node, 0, emit(OpKind::ConvTranspose2d, a, inputs, node.output(0)));
+    const std::string& name = node.output(0);
+    const bool has_bias = inputs.size() == 3;
+    if (has_bias) inputs.pop_back();
+    const TensorId product = emit(OpKind::ConvTranspose2d, a, inputs, name + ".product");
+    const TensorId padded = emit(OpKind::Pad, PadAttrs{{0, 0, 0, 0, 0, 0, beyond[0], beyond[1]}, 0.0f}, {product},
+                                 has_bias ? name + ".padded" : name);
+    if (!has_bias) return define(node, 0, padded);
+    const ConstantValue& bias = constant(node, 2, "bias");
+    const TensorId per_channel = g_.add_constant(g_.unique_name(node.input(2) + ".per_channel"),
+                                                 {num_elements(bias.shape), 1, 1},
+                                                 std::vector<float>(bias.values.begin(), bias.values.end()));
+    define(node, 0, emit(OpKind::Add, NoAttrs{}, {padded, per_channel}, name));
   }
 
   void lower_BatchNormalization(const NodeProto& node) {
@@ -542,12 +565,15 @@ class Lowering {
     define(node, 0, attr_int(node, "keepdims", 1) ? pooled : reshape(pooled, {in[0], in[1]}, node.output(0)));
   }
 
-  // y = alpha * A' B' + beta * C as linear(A, alpha * B'^T, beta * C).
+  // y = alpha * A' B' + beta * C as linear(A', alpha * B'^T, beta * C); A' = A^T
+  // (transA) is a transpose node.
   void lower_Gemm(const NodeProto& node) {
-    require_attr(node, "transA", 0, "A must be the activations, untransposed");
     const Shape a_shape = input_shape(node, 0);
     const ConstantValue& b = constant(node, 1, "B");
     if (a_shape.size() != 2 || b.shape.size() != 2) invalid("A and B must be 2-D");
+    TensorId a = tensor(node, 0);
+    if (attr_int(node, "transA", 0) != 0)
+      a = emit(OpKind::Transpose, TransposeAttrs{{1, 0}}, {a}, node.output(0) + ".a_transposed");
     const bool trans_b = attr_int(node, "transB", 0) != 0;
     const int64_t k = trans_b ? b.shape[1] : b.shape[0], n = trans_b ? b.shape[0] : b.shape[1];
     const float alpha = attr_float(node, "alpha", 1.0f), beta = attr_float(node, "beta", 1.0f);
@@ -556,19 +582,23 @@ class Lowering {
       for (int64_t j = 0; j < k; ++j)
         weight[static_cast<size_t>(i * k + j)] =
             alpha * static_cast<float>(b.values[static_cast<size_t>(trans_b ? i * k + j : j * n + i)]);
-    std::vector<TensorId> inputs = {tensor(node, 0),
-                                    g_.add_constant(g_.unique_name(node.input(1) + ".weight"), {n, k}, weight)};
-    if (has_input(node, 2)) {
-      const ConstantValue& c = constant(node, 2, "C");
-      const bool per_column = num_elements(c.shape) == n && (c.shape.empty() || c.shape.back() == n);
-      if (!per_column && num_elements(c.shape) != 1)
-        unsupported("C of shape ", to_string(c.shape), " (aotc adds one value per output column, or one for all)");
+    std::vector<TensorId> inputs = {a, g_.add_constant(g_.unique_name(node.input(1) + ".weight"), {n, k}, weight)};
+    if (!has_input(node, 2)) return define(node, 0, emit(OpKind::Linear, NoAttrs{}, inputs, node.output(0)));
+    const ConstantValue& c = constant(node, 2, "C");
+    std::vector<float> scaled_c;
+    for (const double v : c.values) scaled_c.push_back(beta * static_cast<float>(v));
+    const bool per_column = num_elements(c.shape) == n && (c.shape.empty() || c.shape.back() == n);
+    if (per_column || num_elements(c.shape) == 1) {  // the linear's bias
       std::vector<float> bias;
-      for (int64_t j = 0; j < n; ++j)
-        bias.push_back(beta * static_cast<float>(c.values[per_column ? static_cast<size_t>(j) : 0]));
+      for (int64_t j = 0; j < n; ++j) bias.push_back(scaled_c[per_column ? static_cast<size_t>(j) : 0]);
       inputs.push_back(g_.add_constant(g_.unique_name(node.input(2) + ".bias"), {n}, bias));
+      return define(node, 0, emit(OpKind::Linear, NoAttrs{}, inputs, node.output(0)));
     }
-    define(node, 0, emit(OpKind::Linear, NoAttrs{}, inputs, node.output(0)));
+    // A C per row, or per element: added after the product (broadcast as ONNX does).
+    const std::string& name = node.output(0);
+    const TensorId product = emit(OpKind::Linear, NoAttrs{}, inputs, name + ".product");
+    const TensorId addend = g_.add_constant(g_.unique_name(node.input(2) + ".scaled"), c.shape, scaled_c);
+    define(node, 0, emit(OpKind::Add, NoAttrs{}, {product, addend}, name));
   }
 
   // A[..., K] x B[K, N] with a constant B, as linear over the rows of A.
@@ -716,11 +746,42 @@ class Lowering {
     define(node, 0, emit(OpKind::Transpose, TransposeAttrs{p}, {tensor(node, 0)}, node.output(0)));
   }
 
+  // DCR is the IR's depth_to_space; CRD, and SpaceToDepth, are ONNX's own
+  // definitions: a 6-D reshape, a transpose and a reshape back.
   void lower_DepthToSpace(const NodeProto& node) {
     const std::string mode = attr_string(node, "mode", "DCR");
-    if (mode != "DCR") unsupported("mode ", mode, " (aotc's depth_to_space is DCR)");
-    define(node, 0, emit(OpKind::DepthToSpace, DepthToSpaceAttrs{static_cast<int>(attr_int(node, "blocksize", 0))},
-                         {tensor(node, 0)}, node.output(0)));
+    const int64_t b = block_size(node);
+    if (mode == "DCR")
+      return define(node, 0, emit(OpKind::DepthToSpace, DepthToSpaceAttrs{static_cast<int>(b)}, {tensor(node, 0)},
+                                  node.output(0)));
+    if (mode != "CRD") invalid("mode '", mode, "' (DepthToSpace's modes are DCR and CRD)");
+    const Shape in = input_shape(node, 0);
+    if (in.size() != 4 || in[1] % (b * b) != 0)
+      invalid("input of shape ", to_string(in), " for block size ", b, " (4-D, channels a multiple of ", b * b, ")");
+    define(node, 0, block_shuffle(node, {in[0], in[1] / (b * b), b, b, in[2], in[3]}, {0, 1, 4, 2, 5, 3},
+                                  {in[0], in[1] / (b * b), in[2] * b, in[3] * b}));
+  }
+
+  void lower_SpaceToDepth(const NodeProto& node) {
+    const int64_t b = block_size(node);
+    const Shape in = input_shape(node, 0);
+    if (in.size() != 4 || in[2] % b != 0 || in[3] % b != 0)
+      invalid("input of shape ", to_string(in), " for block size ", b, " (4-D, height and width multiples of it)");
+    define(node, 0, block_shuffle(node, {in[0], in[1], in[2] / b, b, in[3] / b, b}, {0, 3, 5, 1, 2, 4},
+                                  {in[0], in[1] * b * b, in[2] / b, in[3] / b}));
+  }
+
+  int64_t block_size(const NodeProto& node) const {
+    const int64_t b = attr_int(node, "blocksize", 0);
+    if (b < 1 || b > 64) invalid("blocksize ", b, " (1 to 64)");
+    return b;
+  }
+
+  TensorId block_shuffle(const NodeProto& node, const Shape& blocks, const std::vector<int>& perm, const Shape& out) {
+    const std::string& name = node.output(0);
+    const TensorId split = reshape(tensor(node, 0), blocks, name + ".blocks");
+    const TensorId moved = emit(OpKind::Transpose, TransposeAttrs{perm}, {split}, name + ".moved");
+    return reshape(moved, out, name);
   }
 
   void lower_Identity(const NodeProto& node) { alias(node, 0, input(node, 0)); }
@@ -1055,6 +1116,7 @@ const std::map<std::string, Handler>& Lowering::handlers() {
       {"Sigmoid", &Lowering::lower_Sigmoid},
       {"Slice", &Lowering::lower_Slice},
       {"Softmax", &Lowering::lower_Softmax},
+      {"SpaceToDepth", &Lowering::lower_SpaceToDepth},
       {"Squeeze", &Lowering::lower_Squeeze},
       {"Sub", &Lowering::lower_Sub},
       {"Sum", &Lowering::lower_Sum},

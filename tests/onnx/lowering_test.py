@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+"""ONNX lowerings that ONNX's conformance data leaves uncovered, against PyTorch.
+
+One module with several outputs, exported by torch.onnx.export (opset 13), compiled
+into one library, linked into tools/run_library.c and run on a fresh standard-normal
+input; each output must match PyTorch's within max|a - b| <= 1e-4 * max|b|:
+
+- ConvTranspose with output_padding inside the end pads (the pads shrink) and beyond
+  them (the extra rows and columns hold the bias only), each with a bias;
+- DepthToSpace in CRD mode (PixelShuffle).
+
+The exported graph is checked to hold those nodes, so that a change in the exporter
+cannot leave the lowerings untested.
+"""
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import torch
+
+TOLERANCE = 1e-4
+HERE = Path(__file__).resolve().parent
+
+
+class LoweringCases(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.uncropped = torch.nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1)
+        self.beyond = torch.nn.ConvTranspose2d(8, 4, 3, stride=3, padding=(0, 1), output_padding=(2, 1))
+
+    def forward(self, x):
+        return self.uncropped(x), self.beyond(x), torch.nn.functional.pixel_shuffle(x, 2)
+
+
+def run(cmd):
+    result = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.stdout.write(result.stdout[-4000:] + result.stderr[-4000:])
+        sys.exit(f"FAILED: {' '.join(map(str, cmd))}: exit code {result.returncode}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--aotc", required=True, type=Path)
+    parser.add_argument("--harness", type=Path, default=HERE.parent.parent / "tools" / "run_library.c")
+    parser.add_argument("--workdir", required=True, type=Path)
+    args = parser.parse_args()
+    args.workdir.mkdir(parents=True, exist_ok=True)
+
+    torch.manual_seed(20261128)
+    model = LoweringCases().eval()
+    x = torch.randn(1, 8, 5, 6)
+    with torch.no_grad():
+        refs = [y.numpy().astype("<f4").ravel() for y in model(x)]
+    x.numpy().astype("<f4").tofile(args.workdir / "input.bin")
+    onnx_file = args.workdir / "lowering_cases.onnx"
+    with torch.no_grad():
+        torch.onnx.export(model, x, str(onnx_file), opset_version=13, input_names=["x"],
+                          output_names=["uncropped", "beyond", "shuffled"])
+
+    nodes = onnx.load(str(onnx_file)).graph.node
+    padded = [n for n in nodes if n.op_type == "ConvTranspose"
+              and any(a.name == "output_padding" and any(a.ints) for a in n.attribute)]
+    crd = [n for n in nodes if n.op_type == "DepthToSpace" and any(a.name == "mode" and a.s == b"CRD" for a in n.attribute)]
+    if len(padded) != 2 or len(crd) != 1:
+        sys.exit(f"FAILED: the export holds {len(padded)} ConvTranspose with output_padding and {len(crd)} "
+                 "DepthToSpace in CRD mode, expected 2 and 1")
+
+    lib = args.workdir / "lib"
+    run([args.aotc, onnx_file, "--emit=lib", "-o", lib])
+    runner = args.workdir / "run"
+    run(["cc", "-std=c11", "-O2", "-DAOTC_MODEL=lowering_cases", "-I", lib, "-I", args.harness.parent, args.harness,
+         lib / "liblowering_cases.a", "-lm", "-lpthread", "-o", runner])
+    run([runner, args.workdir / "outputs.bin", args.workdir / "input.bin"])
+    got = np.fromfile(args.workdir / "outputs.bin", dtype="<f4")
+    if got.size != sum(r.size for r in refs):
+        sys.exit(f"FAILED: the library wrote {got.size} values, PyTorch's outputs have {sum(r.size for r in refs)}")
+    offset, failed = 0, False
+    for name, ref in zip(["uncropped", "beyond", "shuffled"], refs):
+        part = got[offset:offset + ref.size]
+        offset += ref.size
+        ratio = float(np.max(np.abs(part - ref)) / np.max(np.abs(ref)))
+        print(f"{name}: max|diff| / max|ref| = {ratio:.3g} (tolerance {TOLERANCE:g})")
+        failed |= not ratio <= TOLERANCE
+    if failed:
+        sys.exit("FAILED: an output is off")
+    print("PASSED")
+
+
+if __name__ == "__main__":
+    main()
