@@ -20,6 +20,9 @@ Cases (tests/models/CMakeLists.txt runs each one as a ctest):
                                        x86-64 library's
   --case memory-plan                   all seven models at 224x224: the static memory plan of the
                                        optimised graph needs at most 1.05x its liveness lower bound
+  --case export --model NAME --size S  only the export (NAME.fb and reference/ in the workdir),
+                                       which the cases above read with --exports instead of
+                                       exporting again (--exports DIR: DIR/NAME_S/)
 
 Numbers are compared as max|a - b| <= 1e-4 * max|b| (float32 kernels against PyTorch's, on
 a fresh standard-normal input; the printed ratio is the measured one).
@@ -184,11 +187,26 @@ def check_against_pytorch(args, model_fb, ref_dir):
 # ---- Cases ---------------------------------------------------------------------------------
 
 
+def export(args, model, size):
+    """The exported model and its reference directory at SxS: from --exports if given,
+    else exported into the workdir."""
+    if args.exports:
+        shared = args.exports / f"{model}_{size}"
+        return shared / f"{model}.fb", shared / "reference"
+    model_fb, ref_dir = args.workdir / f"{model}.fb", args.workdir / "reference"
+    run([args.exporter, "--model", model, "-o", model_fb, "--input-shape", f"1,3,{size},{size}",
+         "--reference", ref_dir])
+    return model_fb, ref_dir
+
+
+def case_export(args):
+    args.exports = None
+    export(args, args.model, args.size)
+
+
 def case_model(args):
-    model_fb, ref_dir = args.workdir / f"{args.model}.fb", args.workdir / "reference"
+    model_fb, ref_dir = export(args, args.model, args.size)
     shape = [1, 3, args.size, args.size]
-    run([args.exporter, "--model", args.model, "-o", model_fb, "--input-shape",
-         ",".join(map(str, shape)), "--reference", ref_dir])
     histogram = check_exported_file(model_fb, args.workdir, [shape], [1000],
                                     f"torchvision.models.{args.model}")
     check(histogram == EXPECTED_OPS[args.model],
@@ -280,10 +298,8 @@ def case_resnet18_graph(args):
 def case_library(args):
     import json
 
-    model_fb, ref_dir, out = args.workdir / f"{args.model}.fb", args.workdir / "reference", args.workdir / "lib"
-    shape = [1, 3, args.size, args.size]
-    run([args.exporter, "--model", args.model, "-o", model_fb, "--input-shape", ",".join(map(str, shape)),
-         "--reference", ref_dir])
+    model_fb, ref_dir = export(args, args.model, args.size)
+    out = args.workdir / "lib"
     result = run([args.aotc, model_fb, "--emit=lib", "--target", args.target, "-o", out])
     print(result.stdout[-3000:])
     for produced in (f"lib{args.model}.a", f"{args.model}.h", f"{args.model}.report.json", "aotc/aotc.h"):
@@ -321,8 +337,7 @@ def case_memory_plan(args):
     line = re.compile(r"memory plan: arena (\d+) bytes, liveness lower bound (\d+) bytes .*naive sum (\d+) bytes")
     failures = []
     for model in EXPECTED_OPS:
-        model_fb = args.workdir / f"{model}.fb"
-        run([args.exporter, "--model", model, "-o", model_fb])
+        model_fb, _ = export(args, model, 224)
         stats = run([args.aotc, model_fb, "--emit=plan", "--stats", "-o", args.workdir / f"{model}.plan"]).stderr
         match = line.search(stats)
         check(match, f"{model}: no memory plan line in --stats")
@@ -331,7 +346,8 @@ def case_memory_plan(args):
               f"arena/bound {arena / bound:.3f}  naive/arena {naive / arena:.1f}")
         if arena > PLAN_SLACK * bound:
             failures.append(model)
-        model_fb.unlink()  # the exports are large; keep the plans only
+        if not args.exports:
+            model_fb.unlink()  # the exports are large; keep the plans only
     check(not failures, f"arena above {PLAN_SLACK}x the lower bound: {failures}")
 
 
@@ -363,13 +379,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--case", required=True,
                    choices=["model", "module", "state-dict", "resnet18-graph", "unsupported",
-                            "memory-plan", "library"])
+                            "memory-plan", "library", "export"])
     p.add_argument("--aotc", type=Path, required=True)
     p.add_argument("--exporter", type=Path, required=True)
     p.add_argument("--workdir", type=Path, required=True)
     p.add_argument("--model")
     p.add_argument("--size", type=int, default=224)
     p.add_argument("--target", default="host", help="aotc --target for --case library")
+    p.add_argument("--exports", type=Path, help="read the exports of --case export from DIR/NAME_SIZE/")
     p.add_argument("--module")
     p.add_argument("--input-shape")
     p.add_argument("--output-sizes", type=lambda s: [int(v) for v in s.split(",")],
@@ -378,7 +395,7 @@ def main():
     args.workdir.mkdir(parents=True, exist_ok=True)
     case = {"model": case_model, "module": case_module, "state-dict": case_state_dict,
             "resnet18-graph": case_resnet18_graph, "unsupported": case_unsupported,
-            "memory-plan": case_memory_plan, "library": case_library}[args.case]
+            "memory-plan": case_memory_plan, "library": case_library, "export": case_export}[args.case]
     try:
         case(args)
     except TestFailure as e:
