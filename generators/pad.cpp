@@ -10,8 +10,9 @@ Shape pad_output_shape(const PadSpec& spec) {
           "pad: " + to_string(spec.input_shape) + " needs " + std::to_string(2 * rank) + " pads (begins, then ends)");
   Shape out = spec.input_shape;
   for (size_t d = 0; d < rank; ++d) {
-    require(spec.pads[d] >= 0 && spec.pads[rank + d] >= 0, "pad: pads must be non-negative");
     out[d] += spec.pads[d] + spec.pads[rank + d];
+    require(out[d] >= 1, "pad: the pads of " + to_string(spec.input_shape) + " leave dim " + std::to_string(d) +
+                             " empty");
   }
   return out;
 }

@@ -1,5 +1,6 @@
 // Constant padding of any rank: out = x shifted by the begin pads, `value`
-// outside x; then an optional fused epilogue.
+// outside x; a negative pad crops (a static slice); then an optional fused
+// epilogue.
 // Kernel inputs: (x, epilogue operands...); output: x's shape plus the pads.
 // Schedule: schedule_pointwise (kernel.h); for a GPU target a thread per float4 (4
 // elements) or per element.
@@ -11,7 +12,7 @@ namespace aotc::gen {
 
 struct PadSpec {
   Shape input_shape;
-  std::vector<int64_t> pads;  // the begin pad of every dim, then the end pad of every dim; non-negative
+  std::vector<int64_t> pads;  // the begin pad of every dim, then the end pad of every dim; negative crops
   float value = 0;
   std::vector<PostOpSpec> epilogue;
 };

@@ -171,6 +171,7 @@ struct AxisAttrs {
 };
 
 // pad(x) with constant `value`; pads = begin of every dim, then end of every dim.
+// A negative pad crops (as ONNX's Pad and PyTorch's F.pad): the IR's static slice.
 struct PadAttrs {
   std::vector<int64_t> pads;
   float value = 0;

@@ -267,9 +267,14 @@ Shape pad_shape(const NodeChecker& c, size_t operands, const PadAttrs& a) {
     c.error("pads has ", a.pads.size(), " values but input ", to_string(x), " needs ", 2 * x.size(),
             " (begins, then ends)");
   for (int64_t p : a.pads)
-    if (p < 0 || p > kMaxElements) c.error("pad amounts must be in [0, 2^31], got ", p);
+    if (p < -kMaxElements || p > kMaxElements) c.error("pad amounts must be in [-2^31, 2^31], got ", p);
   Shape out = x;
-  for (size_t d = 0; d < x.size(); ++d) out[d] += a.pads[d] + a.pads[d + x.size()];
+  for (size_t d = 0; d < x.size(); ++d) {
+    out[d] += a.pads[d] + a.pads[d + x.size()];
+    if (out[d] < 1)
+      c.error("pads ", to_string(a.pads), " leave dim ", d, " of input ", to_string(x), " with extent ", out[d],
+              " (negative pads crop; at least one element must remain)");
+  }
   return out;
 }
 

@@ -17,6 +17,7 @@ std::optional<std::array<int64_t, 4>> spatial_padding(const Graph& g, const Node
   const std::vector<int64_t>& p = pad.attr<PadAttrs>().pads;  // begins of N,C,H,W, then ends
   AOTC_CHECK(p.size() == 8, pad.name);
   if (p[0] != 0 || p[1] != 0 || p[4] != 0 || p[5] != 0) return std::nullopt;
+  if (p[2] < 0 || p[3] < 0 || p[6] < 0 || p[7] < 0) return std::nullopt;  // a crop is no padding
   return std::array<int64_t, 4>{p[2], p[3], p[6], p[7]};
 }
 

@@ -124,7 +124,11 @@ INSTANTIATE_TEST_SUITE_P(All, PadKernel, ::testing::Values(
     PadCase{"value_and_relu", {2, 4, 5, 5}, {0, 1, 1, 1, 1, 2, 0, 1}, -1.5f, {relu()}},
     PadCase{"rank2", {3, 20}, {1, 0, 2, 5}, 0.25f},
     PadCase{"rank5", {1, 2, 3, 2, 4}, {0, 1, 0, 2, 1, 1, 0, 1, 0, 3}},
-    PadCase{"no_pads", {1, 4, 6, 6}, {0, 0, 0, 0, 0, 0, 0, 0}}
+    PadCase{"no_pads", {1, 4, 6, 6}, {0, 0, 0, 0, 0, 0, 0, 0}},
+    // Negative pads crop: a channel split, a spatial window, and a crop on one side with a pad on the other.
+    PadCase{"crop_channels", {1, 8, 5, 7}, {0, -3, 0, 0, 0, -1, 0, 0}},
+    PadCase{"crop_window_relu", {2, 3, 9, 20}, {0, 0, -2, -5, 0, 0, -1, -3}, 0, {relu()}},
+    PadCase{"crop_and_pad", {1, 2, 6, 6}, {0, 0, -1, 2, 0, 0, 3, -4}, 0.5f}
 ), [](const auto& info) { return info.param.name; });
 // clang-format on
 

@@ -272,7 +272,11 @@ TEST(ShapeRules, Softmax) {
 TEST(ShapeRules, Pad) {
   EXPECT_EQ(infer(one_node(OpKind::Pad, PadAttrs{{0, 1, 2, 0, 3, 4}, 0}, {{1, 2, 3}})), (Shape{1, 6, 9}));
   expect_invalid(one_node(OpKind::Pad, PadAttrs{{1, 1}, 0}, {{1, 2, 3}}), "pads has 2 values but input [1,2,3] needs 6");
-  expect_invalid(one_node(OpKind::Pad, PadAttrs{{0, -1}, 0}, {{4}}), "pad amounts must be in [0, 2^31], got -1");
+  EXPECT_EQ(infer(one_node(OpKind::Pad, PadAttrs{{-1, 2, 0, -3}, 0}, {{4, 5}})), (Shape{3, 4}));  // crops
+  expect_invalid(one_node(OpKind::Pad, PadAttrs{{-2, -2}, 0}, {{4}}),
+                 "pads [-2,-2] leave dim 0 of input [4] with extent 0 (negative pads crop");
+  expect_invalid(one_node(OpKind::Pad, PadAttrs{{0, int64_t{1} << 40}, 0}, {{4}}),
+                 "pad amounts must be in [-2^31, 2^31], got 1099511627776");
 }
 
 // ---- sizes, structure and epilogues ------------------------------------------------

@@ -471,8 +471,13 @@ class Generator:
         x = self.pick()
         shape = self.g.shape(x)
         rank = len(shape)
-        begins = [self.choice([0, 0, 1, 2]) if d >= rank - 2 or self.rng.random() < 0.2 else 0 for d in range(rank)]
-        ends = [self.choice([0, 0, 1, 3]) if d >= rank - 2 or self.rng.random() < 0.2 else 0 for d in range(rank)]
+        # Negative pads crop (the IR's static slice, e.g. ONNX's Slice and Split).
+        begins = [self.choice([0, 0, 1, 2, -1]) if d >= rank - 2 or self.rng.random() < 0.2 else 0 for d in range(rank)]
+        ends = [self.choice([0, 0, 1, 3, -1, -2]) if d >= rank - 2 or self.rng.random() < 0.2 else 0
+                for d in range(rank)]
+        for d in range(rank):
+            if shape[d] + begins[d] + ends[d] < 1:
+                begins[d] = ends[d] = 0
         out = [s + b + e for s, b, e in zip(shape, begins, ends)]
         if num_elements(out) > MAX_ELEMENTS:
             return None

@@ -719,9 +719,7 @@ class Lowering {
       a.pads = constant_ints(node, 1, "pads");
       if (has_input(node, 2)) a.value = constant_scalar(node, 2, "constant_value");
     }
-    for (const int64_t p : a.pads)
-      if (p < 0) unsupported("negative pads (cropping)");
-    define(node, 0, emit(OpKind::Pad, a, {tensor(node, 0)}, node.output(0)));
+    define(node, 0, emit(OpKind::Pad, a, {tensor(node, 0)}, node.output(0)));  // negative pads crop
   }
 
   void lower_Transpose(const NodeProto& node) {
@@ -948,10 +946,14 @@ class Lowering {
     define(node, 0, c);
   }
 
-  void lower_Slice(const NodeProto& node) {
-    require_constant_inputs(node);
-    const ConstantValue& data = *input(node, 0).constant;
-    const size_t rank = data.shape.size();
+  // The elements a Slice or Split takes of a tensor of `shape`: along each dim
+  // from `begin`, every `step`-th, `extent` of them.
+  struct Window {
+    std::vector<int64_t> begin, step;
+    Shape extent;
+  };
+
+  Window slice_window(const NodeProto& node, const Shape& shape) const {
     std::vector<int64_t> starts, ends, axes, steps;
     if (opset_ < 10) {
       starts = attr_ints(node, "starts");
@@ -968,34 +970,86 @@ class Lowering {
     if (steps.empty()) steps.assign(starts.size(), 1);
     if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
       invalid("starts, ends, axes and steps differ in length");
-    std::vector<int64_t> begin(rank, 0), step(rank, 1);
-    Shape out = data.shape;
+    const size_t rank = shape.size();
+    Window w{std::vector<int64_t>(rank, 0), std::vector<int64_t>(rank, 1), shape};
     for (size_t i = 0; i < starts.size(); ++i) {
       const auto d = static_cast<size_t>(normalized_axis(axes[i], rank));
-      const int64_t n = data.shape[d];
+      const int64_t n = shape[d];
       if (steps[i] == 0) invalid("step 0");
-      step[d] = steps[i];
+      w.step[d] = steps[i];
       const auto clip = [&](int64_t v, int64_t lo, int64_t hi) { return std::clamp(v < 0 ? v + n : v, lo, hi); };
       if (steps[i] > 0) {
-        begin[d] = clip(starts[i], 0, n);
+        w.begin[d] = clip(starts[i], 0, n);
         const int64_t end = clip(ends[i], 0, n);
-        out[d] = std::max<int64_t>(0, (end - begin[d] + steps[i] - 1) / steps[i]);
+        w.extent[d] = std::max<int64_t>(0, (end - w.begin[d] + steps[i] - 1) / steps[i]);
       } else {
-        begin[d] = clip(starts[i], -1, n - 1);
+        w.begin[d] = clip(starts[i], -1, n - 1);
         const int64_t end = clip(ends[i], -1, n - 1);
-        out[d] = std::max<int64_t>(0, (begin[d] - end - steps[i] - 1) / -steps[i]);
+        w.extent[d] = std::max<int64_t>(0, (w.begin[d] - end - steps[i] - 1) / -steps[i]);
       }
     }
+    return w;
+  }
+
+  ConstantValue window_of_constant(const ConstantValue& data, const Window& w) const {
     ConstantValue c;
     c.elem_type = data.elem_type;
-    c.shape = out;
+    c.shape = w.extent;
     const std::vector<int64_t> in_strides = strides(data.shape);
-    for_each_index(out, [&](const std::vector<int64_t>& index) {
+    for_each_index(w.extent, [&](const std::vector<int64_t>& index) {
       int64_t flat = 0;
-      for (size_t d = 0; d < rank; ++d) flat += (begin[d] + index[d] * step[d]) * in_strides[d];
+      for (size_t d = 0; d < index.size(); ++d) flat += (w.begin[d] + index[d] * w.step[d]) * in_strides[d];
       c.values.push_back(data.values[static_cast<size_t>(flat)]);
     });
-    define(node, 0, c);
+    return c;
+  }
+
+  // A window of a run-time tensor with unit steps is a crop: a pad node with
+  // negative pads (the IR's static slice).
+  void define_window(const NodeProto& node, int k, const Window& w) {
+    if (is_constant(node, 0)) return define(node, k, window_of_constant(*input(node, 0).constant, w));
+    const Shape in = input_shape(node, 0);
+    PadAttrs crop;
+    crop.pads.assign(2 * in.size(), 0);
+    for (size_t d = 0; d < in.size(); ++d) {
+      if (w.step[d] != 1 && w.extent[d] > 1)
+        unsupported("a step of ", w.step[d], " along dim ", d, " of a run-time tensor (aotc slices with step 1)");
+      if (w.extent[d] < 1) unsupported("an empty slice of dim ", d, " (aotc's tensors have no empty dims)");
+      crop.pads[d] = -w.begin[d];
+      crop.pads[in.size() + d] = -(in[d] - w.begin[d] - w.extent[d]);
+    }
+    const bool whole = std::all_of(crop.pads.begin(), crop.pads.end(), [](int64_t p) { return p == 0; });
+    if (whole) return alias(node, k, input(node, 0));
+    define(node, k, emit(OpKind::Pad, crop, {tensor(node, 0)}, node.output(k)));
+  }
+
+  void lower_Slice(const NodeProto& node) { define_window(node, 0, slice_window(node, input_shape(node, 0))); }
+
+  // Split along `axis` into the sizes of `split` (an attribute before opset
+  // 13, an input from 13), or into equal parts, one per output.
+  void lower_Split(const NodeProto& node) {
+    const Shape in = input_shape(node, 0);
+    const auto axis = static_cast<size_t>(normalized_axis(attr_int(node, "axis", 0), in.size()));
+    std::vector<int64_t> sizes = opset_ < 13 ? attr_ints(node, "split")
+                                             : (has_input(node, 1) ? constant_ints(node, 1, "split")
+                                                                   : std::vector<int64_t>{});
+    const auto parts = static_cast<int64_t>(node.output_size());
+    if (sizes.empty()) {
+      if (in[axis] % parts != 0) invalid("dim ", axis, " of ", to_string(in), " does not split into ", parts, " equal parts");
+      sizes.assign(static_cast<size_t>(parts), in[axis] / parts);
+    }
+    if (static_cast<int64_t>(sizes.size()) != parts) invalid("split has ", sizes.size(), " sizes for ", parts, " outputs");
+    int64_t offset = 0;
+    for (int k = 0; k < node.output_size(); ++k) {
+      const int64_t size = sizes[static_cast<size_t>(k)];
+      if (size < 0 || offset + size > in[axis]) invalid("split sizes ", to_string(sizes), " exceed dim ", axis, " of ", to_string(in));
+      Window w{std::vector<int64_t>(in.size(), 0), std::vector<int64_t>(in.size(), 1), in};
+      w.begin[axis] = offset;
+      w.extent[axis] = size;
+      offset += size;
+      if (!node.output(k).empty()) define_window(node, k, w);
+    }
+    if (offset != in[axis]) invalid("split sizes ", to_string(sizes), " do not add up to dim ", axis, " of ", to_string(in));
   }
 
   void lower_Range(const NodeProto& node) {
@@ -1116,6 +1170,7 @@ const std::map<std::string, Handler>& Lowering::handlers() {
       {"Sigmoid", &Lowering::lower_Sigmoid},
       {"Slice", &Lowering::lower_Slice},
       {"Softmax", &Lowering::lower_Softmax},
+      {"Split", &Lowering::lower_Split},
       {"SpaceToDepth", &Lowering::lower_SpaceToDepth},
       {"Squeeze", &Lowering::lower_Squeeze},
       {"Sub", &Lowering::lower_Sub},

@@ -480,6 +480,8 @@ class Lowering {
     const std::vector<int64_t> paddings = constant_integers(input(op, 1));
     if (paddings.size() != 2 * rank)
       invalid("paddings hold ", paddings.size(), " values but the input has rank ", rank, " (needs ", 2 * rank, ")");
+    for (const int64_t p : paddings)  // TFLite pads only; the IR's negative pads crop
+      if (p < 0) invalid("paddings hold ", p, "; TFLite's PAD takes non-negative paddings");
     // [rank, 2] (before, after) per file dim -> IR: all befores, then all afters, in the IR's dim order.
     const bool image = rank == 4;
     PadAttrs a;
