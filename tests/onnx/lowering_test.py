@@ -7,7 +7,8 @@ input; each output must match PyTorch's within max|a - b| <= 1e-4 * max|b|:
 
 - ConvTranspose with output_padding inside the end pads (the pads shrink) and beyond
   them (the extra rows and columns hold the bias only), each with a bias;
-- DepthToSpace in CRD mode (PixelShuffle).
+- DepthToSpace in CRD mode (PixelShuffle);
+- Split and Slice of a run-time tensor (torch.split, indexing), which become crops.
 
 The exported graph is checked to hold those nodes, so that a change in the exporter
 cannot leave the lowerings untested.
@@ -22,6 +23,7 @@ import onnx
 import torch
 
 TOLERANCE = 1e-4
+OUTPUTS = ["uncropped", "beyond", "shuffled", "split", "sliced"]
 HERE = Path(__file__).resolve().parent
 
 
@@ -32,7 +34,9 @@ class LoweringCases(torch.nn.Module):
         self.beyond = torch.nn.ConvTranspose2d(8, 4, 3, stride=3, padding=(0, 1), output_padding=(2, 1))
 
     def forward(self, x):
-        return self.uncropped(x), self.beyond(x), torch.nn.functional.pixel_shuffle(x, 2)
+        first, second = torch.split(x, [3, 5], dim=1)
+        return (self.uncropped(x), self.beyond(x), torch.nn.functional.pixel_shuffle(x, 2), second[:, 1:4] * first,
+                x[:, 2:7, 1:-1, 3:])
 
 
 def run(cmd):
@@ -59,15 +63,16 @@ def main():
     onnx_file = args.workdir / "lowering_cases.onnx"
     with torch.no_grad():
         torch.onnx.export(model, x, str(onnx_file), opset_version=13, input_names=["x"],
-                          output_names=["uncropped", "beyond", "shuffled"])
+                          output_names=OUTPUTS)
 
     nodes = onnx.load(str(onnx_file)).graph.node
     padded = [n for n in nodes if n.op_type == "ConvTranspose"
               and any(a.name == "output_padding" and any(a.ints) for a in n.attribute)]
     crd = [n for n in nodes if n.op_type == "DepthToSpace" and any(a.name == "mode" and a.s == b"CRD" for a in n.attribute)]
-    if len(padded) != 2 or len(crd) != 1:
-        sys.exit(f"FAILED: the export holds {len(padded)} ConvTranspose with output_padding and {len(crd)} "
-                 "DepthToSpace in CRD mode, expected 2 and 1")
+    counts = (len(padded), len(crd), sum(n.op_type == "Split" for n in nodes), sum(n.op_type == "Slice" for n in nodes))
+    if counts[:3] != (2, 1, 1) or counts[3] < 1:
+        sys.exit(f"FAILED: the export holds {counts} ConvTranspose with output_padding, DepthToSpace in CRD mode, "
+                 "Split and Slice nodes, expected 2, 1, 1 and at least 1")
 
     lib = args.workdir / "lib"
     run([args.aotc, onnx_file, "--emit=lib", "-o", lib])
@@ -79,7 +84,7 @@ def main():
     if got.size != sum(r.size for r in refs):
         sys.exit(f"FAILED: the library wrote {got.size} values, PyTorch's outputs have {sum(r.size for r in refs)}")
     offset, failed = 0, False
-    for name, ref in zip(["uncropped", "beyond", "shuffled"], refs):
+    for name, ref in zip(OUTPUTS, refs):
         part = got[offset:offset + ref.size]
         offset += ref.size
         ratio = float(np.max(np.abs(part - ref)) / np.max(np.abs(ref)))

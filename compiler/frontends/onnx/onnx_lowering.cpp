@@ -157,8 +157,12 @@ class Lowering {
   }
   std::vector<int64_t> constant_ints(const NodeProto& node, int k, const char* what) const {
     const ConstantValue& c = constant(node, k, what);
+    // Saturated: exporters write INT64_MAX as "to the end" (a Slice's ends), which the
+    // double the value is held in rounds up past what an int64 holds.
+    constexpr double kLimit = 9223372036854775807.0;  // 2^63
     std::vector<int64_t> out;
-    for (const double v : c.values) out.push_back(static_cast<int64_t>(v));
+    for (const double v : c.values)
+      out.push_back(v >= kLimit ? INT64_MAX : v <= -kLimit ? INT64_MIN : static_cast<int64_t>(v));
     return out;
   }
   float constant_scalar(const NodeProto& node, int k, const char* what) const {
