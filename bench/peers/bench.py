@@ -134,6 +134,14 @@ def bench_model(model, args, result):
         entry["errors"]["aotc"] = str(e)
         systems.remove("aotc")
         print(f"  {model}: aotc failed:\n{e}", flush=True)
+    if "onnx" in systems:
+        try:
+            (folder / "from_onnx").mkdir(exist_ok=True)
+            artifacts.compile_library(args.aotc, folder / f"{model}.onnx", folder / "from_onnx")
+        except RuntimeError as e:
+            entry["errors"]["onnx"] = str(e)
+            systems.remove("onnx")
+            print(f"  {model}: aotc failed on the ONNX file:\n{e}", flush=True)
     if args.baseline_aotc:
         try:
             (folder / "baseline").mkdir(exist_ok=True)

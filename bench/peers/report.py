@@ -30,6 +30,7 @@ def main_rows(result):
         for threads in threads_list:
             aotc, ort = latency(result, model, "aotc", threads), latency(result, model, "ort", threads)
             baseline = latency(result, model, "base", threads)
+            from_onnx = latency(result, model, "onnx", threads)
             gflops = m["flops"] / (aotc * 1e6) if aotc and m.get("flops") else None
             peak = result["peak"][str(threads)]["gflops"]
             rows.append({
@@ -41,6 +42,7 @@ def main_rows(result):
                 "aotc_speedup_vs_first": base / aotc if base and aotc and threads != threads_list[0] else None,
                 "background_cores": m.get("background_cores"),
                 "base_ms": baseline, "base_over_aotc": baseline / aotc if aotc and baseline else None,
+                "onnx_ms": from_onnx, "ort_over_onnx": ort / from_onnx if ort and from_onnx else None,
             })
     return rows
 
@@ -48,14 +50,16 @@ def main_rows(result):
 def print_main_table(rows, first_threads):
     """The systems that did not run print as "fail"; the baseline's columns only where it ran."""
     with_base = any(r["base_ms"] is not None for r in rows)
-    head = (f"{'model':<14} {'thr':>3} {'aotc ms':>9} {'ORT ms':>9} {'ORT/aotc':>8} {'eager ms':>9} "
+    head = (f"{'model':<14} {'thr':>3} {'aotc ms':>9} {'onnx ms':>9} {'ORT ms':>9} {'ORT/aotc':>8} {'ORT/onnx':>8} "
+            f"{'eager ms':>9} "
             f"{'script ms':>9} {'aotc GF/s':>9} {'%peak':>6} {'aotc t' + str(first_threads) + '/tN':>9} {'bg':>5}"
             + (f" {'base ms':>9} {'base/aotc':>9}" if with_base else ""))
     print(head)
     print("-" * len(head))
     for r in rows:
-        print(f"{r['model']:<14} {r['threads']:>3} {fmt(r['aotc_ms'], '9.2f'):>9} "
+        print(f"{r['model']:<14} {r['threads']:>3} {fmt(r['aotc_ms'], '9.2f'):>9} {fmt(r['onnx_ms'], '9.2f'):>9} "
               f"{fmt(r['ort_ms'], '9.2f'):>9} {fmt(r['ort_over_aotc'], '8.2f', '-'):>8} "
+              f"{fmt(r['ort_over_onnx'], '8.2f', '-'):>8} "
               f"{fmt(r['eager_ms'], '9.2f'):>9} {fmt(r['script_ms'], '9.2f'):>9} "
               f"{fmt(r['aotc_gflops'], '9.1f', '-'):>9} "
               f"{fmt(r['aotc_peak_fraction'] and 100 * r['aotc_peak_fraction'], '5.1f', '-'):>5}% "

@@ -16,9 +16,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
-SYSTEMS = ["aotc", "ort", "eager", "script"]
+# "onnx": aotc compiling the .onnx file ONNX Runtime runs (aotc's ONNX frontend), not the .fb.
+SYSTEMS = ["aotc", "onnx", "ort", "eager", "script"]
 # "base": the same model compiled by another aotc binary (--baseline-aotc), for A/B runs.
-SYSTEM_NAMES = {"aotc": "aotc", "ort": "ONNX Runtime", "eager": "PyTorch eager",
+SYSTEM_NAMES = {"aotc": "aotc", "onnx": "aotc from ONNX", "ort": "ONNX Runtime", "eager": "PyTorch eager",
                 "script": "TorchScript", "base": "aotc baseline"}
 
 
@@ -68,8 +69,8 @@ class Server:
 
 def server_argv(system, model, folder, node_modules):
     """The command line of one system's server for one prepared model folder."""
-    if system in ("aotc", "base"):
-        server = folder / ("baseline" if system == "base" else "") / "aotc_server"
+    if system in ("aotc", "base", "onnx"):
+        server = folder / {"aotc": "", "base": "baseline", "onnx": "from_onnx"}[system] / "aotc_server"
         return [str(server), str(folder / "input.bin")], {}
     if system == "ort":
         return (["node", str(HERE / "ort_server.js"), str(folder / f"{model}.onnx"),
