@@ -558,16 +558,61 @@ class Lowering {
     define(node, 0, emit(OpKind::MaxPool2d, a, {tensor(node, 0)}, node.output(0)));
   }
 
-  void lower_ReduceMean(const NodeProto& node) {
+  // ReduceMean, ReduceMax and ReduceMin over any axes: the kept dims moved
+  // ahead of the reduced ones (a transpose), viewed as [1, kept, reduced, 1],
+  // pooled over the reduced extent (global average, or max pooling; the
+  // minimum is -max(-x), exact), then viewed in ONNX's output shape.
+  enum class Reduction { kMean, kMax, kMin };
+  void reduce(const NodeProto& node, Reduction kind) {
     const Shape in = input_shape(node, 0);
     std::vector<int64_t> axes = attr_ints(node, "axes");
-    for (int64_t& a : axes) a = normalized_axis(a, in.size());
-    std::sort(axes.begin(), axes.end());
-    if (in.size() != 4 || axes != std::vector<int64_t>{2, 3})
-      unsupported("ReduceMean over axes other than the spatial ones of a 4-D input");
-    const TensorId pooled = emit(OpKind::GlobalAvgPool, NoAttrs{}, {tensor(node, 0)}, node.output(0));
-    define(node, 0, attr_int(node, "keepdims", 1) ? pooled : reshape(pooled, {in[0], in[1]}, node.output(0)));
+    if (axes.empty())
+      for (size_t d = 0; d < in.size(); ++d) axes.push_back(static_cast<int64_t>(d));
+    std::vector<bool> reduced(in.size(), false);
+    for (const int64_t a : axes) reduced[static_cast<size_t>(normalized_axis(a, in.size()))] = true;
+    const bool keepdims = attr_int(node, "keepdims", 1) != 0;
+    Shape out;
+    std::vector<int> perm;
+    int64_t kept = 1, pooled = 1;
+    for (size_t d = 0; d < in.size(); ++d) {
+      if (reduced[d]) continue;
+      perm.push_back(static_cast<int>(d));
+      kept *= in[d];
+    }
+    for (size_t d = 0; d < in.size(); ++d) {
+      if (reduced[d]) {
+        perm.push_back(static_cast<int>(d));
+        pooled *= in[d];
+      }
+      if (!reduced[d] || keepdims) out.push_back(reduced[d] ? 1 : in[d]);
+    }
+    if (out.empty()) unsupported("a reduction to a scalar (aotc's tensors have at least one dim)");
+    const std::string& name = node.output(0);
+    if (kind == Reduction::kMean && in.size() == 4 && !reduced[0] && !reduced[1] && reduced[2] && reduced[3]) {
+      const TensorId spatial = emit(OpKind::GlobalAvgPool, NoAttrs{}, {tensor(node, 0)}, name);
+      return define(node, 0, reshape(spatial, out, name + ".shaped"));
+    }
+    TensorId x = tensor(node, 0);
+    const bool moved = !std::is_sorted(perm.begin(), perm.end());
+    if (moved) x = emit(OpKind::Transpose, TransposeAttrs{perm}, {x}, name + ".moved");
+    x = reshape(x, {1, kept, pooled, 1}, name + ".rows");
+    if (kind == Reduction::kMean) {
+      x = emit(OpKind::GlobalAvgPool, NoAttrs{}, {x}, name + ".pooled");
+    } else {
+      if (pooled > INT32_MAX) unsupported("a reduction over ", pooled, " elements");
+      const bool negate = kind == Reduction::kMin;
+      if (negate) x = emit(OpKind::Mul, NoAttrs{}, {x, scalar_constant(name + ".minus_one", -1.0f)}, name + ".negated");
+      Pool2dAttrs a;
+      a.kernel = {static_cast<int>(pooled), 1};
+      a.stride = a.kernel;
+      x = emit(OpKind::MaxPool2d, a, {x}, name + ".pooled");
+      if (negate) x = emit(OpKind::Mul, NoAttrs{}, {x, scalar_constant(name + ".minus_one", -1.0f)}, name + ".min");
+    }
+    define(node, 0, reshape(x, out, name));
   }
+  void lower_ReduceMean(const NodeProto& node) { reduce(node, Reduction::kMean); }
+  void lower_ReduceMax(const NodeProto& node) { reduce(node, Reduction::kMax); }
+  void lower_ReduceMin(const NodeProto& node) { reduce(node, Reduction::kMin); }
 
   // y = alpha * A' B' + beta * C as linear(A', alpha * B'^T, beta * C); A' = A^T
   // (transA) is a transpose node.
@@ -1166,7 +1211,9 @@ const std::map<std::string, Handler>& Lowering::handlers() {
       {"PRelu", &Lowering::lower_PRelu},
       {"Pad", &Lowering::lower_Pad},
       {"Range", &Lowering::lower_Range},
+      {"ReduceMax", &Lowering::lower_ReduceMax},
       {"ReduceMean", &Lowering::lower_ReduceMean},
+      {"ReduceMin", &Lowering::lower_ReduceMin},
       {"Relu", &Lowering::lower_Relu},
       {"Reshape", &Lowering::lower_Reshape},
       {"Resize", &Lowering::lower_Resize},
