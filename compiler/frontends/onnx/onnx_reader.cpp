@@ -234,7 +234,8 @@ void take_census(const onnx::GraphProto& graph, int opset, const std::string& pa
   std::map<std::string, std::vector<std::string>> unsupported, quantized;
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto& node = graph.node(i);
-    const std::string name = node.name().empty() ? "#" + std::to_string(i) : node.name();
+    // Appended, not "#" + std::to_string(i): GCC 12 warns falsely (-Wrestrict) on that form.
+    const std::string name = node.name().empty() ? std::string("#").append(std::to_string(i)) : node.name();
     const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
     const std::string op = default_domain ? node.op_type() : node.domain() + "." + node.op_type();
     if (default_domain && kQuantizedOps.count(node.op_type())) quantized[op].push_back(name);
