@@ -134,22 +134,19 @@ def bench_model(model, args, result):
         entry["errors"]["aotc"] = str(e)
         systems.remove("aotc")
         print(f"  {model}: aotc failed:\n{e}", flush=True)
-    if "onnx" in systems:
+    # The other aotc libraries, each in a folder of its own: (system, aotc, model file, folder, what).
+    others = [("onnx", args.aotc, f"{model}.onnx", "from_onnx", "aotc on the ONNX file"),
+              ("base", args.baseline_aotc, f"{model}.fb", "baseline", "the baseline aotc")]
+    for system, aotc, model_file, subfolder, what in others:
+        if system not in systems:
+            continue
         try:
-            (folder / "from_onnx").mkdir(exist_ok=True)
-            artifacts.compile_library(args.aotc, folder / f"{model}.onnx", folder / "from_onnx")
+            (folder / subfolder).mkdir(exist_ok=True)
+            artifacts.compile_library(aotc, folder / model_file, folder / subfolder)
         except RuntimeError as e:
-            entry["errors"]["onnx"] = str(e)
-            systems.remove("onnx")
-            print(f"  {model}: aotc failed on the ONNX file:\n{e}", flush=True)
-    if args.baseline_aotc:
-        try:
-            (folder / "baseline").mkdir(exist_ok=True)
-            artifacts.compile_library(args.baseline_aotc, folder / f"{model}.fb", folder / "baseline")
-        except RuntimeError as e:
-            entry["errors"]["base"] = str(e)
-            systems.remove("base")
-            print(f"  {model}: the baseline aotc failed:\n{e}", flush=True)
+            entry["errors"][system] = str(e)
+            systems.remove(system)
+            print(f"  {model}: {what} failed:\n{e}", flush=True)
 
     print(f"  {model}: starting {len(systems) * len(args.threads)} servers", flush=True)
     running, errors = servers.start_servers(model, folder, args.threads, args.node_modules,
