@@ -192,6 +192,13 @@ def invalid_models():
     y = conv(b, x, [1, 4, 4, 3], options=False)
     add("missing_options", b.finish([x], [y]), INVALID_MODEL, "operator #0 (CONV_2D): has no Conv2DOptions")
 
+    # TFLite's PAD takes no negative paddings (the IR's negative pads, crops, are not TFLite's).
+    b = ModelBuilder()
+    x = b.tensor("x", [1, 4, 4, 2])
+    y = b.tensor("y", [1, 3, 4, 2])
+    b.operator("PAD", [x, b.constant("paddings", np.array([[0, 0], [0, -1], [0, 0], [0, 0]], np.int32))], [y])
+    add("negative_paddings", b.finish([x], [y]), INVALID_MODEL, "paddings hold -1; TFLite's PAD takes non-negative")
+
     def transpose_conv_bias(params):
         b = ModelBuilder()
         x = b.tensor("x", [1, 2, 2, 4])
