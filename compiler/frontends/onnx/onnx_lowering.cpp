@@ -187,6 +187,10 @@ class Lowering {
     return tensor(node.input(k));
   }
   TensorId scalar_constant(const std::string& name, float v) { return g_.add_constant(g_.unique_name(name), {1}, {v}); }
+  // -x as x * -1: negation is exact.
+  TensorId negate(TensorId x, const std::string& name) {
+    return emit(OpKind::Mul, NoAttrs{}, {x, scalar_constant(name + ".minus_one", -1.0f)}, name);
+  }
 
   // Appends one node; its output's shape comes from the IR's shape rules.
   TensorId emit(OpKind op, Attrs attrs, std::vector<TensorId> inputs, const std::string& name) {
@@ -481,9 +485,7 @@ class Lowering {
   void lower_Sub(const NodeProto& node) {
     if (all_constant(node)) return define(node, 0, fold_binary(node, std::minus<>(), result_type(node)));
     const std::string& name = node.output(0);
-    const TensorId negated =
-        emit(OpKind::Mul, NoAttrs{}, {tensor(node, 1), scalar_constant(name + ".minus_one", -1.0f)}, name + ".neg");
-    define(node, 0, emit(OpKind::Add, NoAttrs{}, {tensor(node, 0), negated}, name));
+    define(node, 0, emit(OpKind::Add, NoAttrs{}, {tensor(node, 0), negate(tensor(node, 1), name + ".neg")}, name));
   }
   // a / b for a constant b as a * (1 / b): within an ulp of the quotient.
   void lower_Div(const NodeProto& node) {
@@ -600,13 +602,13 @@ class Lowering {
       x = emit(OpKind::GlobalAvgPool, NoAttrs{}, {x}, name + ".pooled");
     } else {
       if (pooled > INT32_MAX) unsupported("a reduction over ", pooled, " elements");
-      const bool negate = kind == Reduction::kMin;
-      if (negate) x = emit(OpKind::Mul, NoAttrs{}, {x, scalar_constant(name + ".minus_one", -1.0f)}, name + ".negated");
+      const bool negated = kind == Reduction::kMin;
+      if (negated) x = negate(x, name + ".negated");
       Pool2dAttrs a;
       a.kernel = {static_cast<int>(pooled), 1};
       a.stride = a.kernel;
       x = emit(OpKind::MaxPool2d, a, {x}, name + ".pooled");
-      if (negate) x = emit(OpKind::Mul, NoAttrs{}, {x, scalar_constant(name + ".minus_one", -1.0f)}, name + ".min");
+      if (negated) x = negate(x, name + ".min");
     }
     define(node, 0, reshape(x, out, name));
   }
