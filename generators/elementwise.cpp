@@ -24,6 +24,11 @@ std::vector<PostOpSpec> op_as_post_op(const ElementwiseSpec& s, size_t& operands
     case Kind::kHardSwish: p.kind = PostOpSpec::Kind::kHardSwish; break;
     case Kind::kSigmoid: p.kind = PostOpSpec::Kind::kSigmoid; break;
     case Kind::kTanh: p.kind = PostOpSpec::Kind::kTanh; break;
+    case Kind::kElu:
+      p.kind = PostOpSpec::Kind::kElu;
+      p.alpha = s.alpha;
+      break;
+    case Kind::kSoftplus: p.kind = PostOpSpec::Kind::kSoftplus; break;
     case Kind::kAffine:
       p.kind = PostOpSpec::Kind::kAffine;
       operands = 3;
@@ -31,9 +36,15 @@ std::vector<PostOpSpec> op_as_post_op(const ElementwiseSpec& s, size_t& operands
     case Kind::kAdd:
     case Kind::kMul:
     case Kind::kPRelu:
-      p.kind = s.kind == Kind::kAdd   ? PostOpSpec::Kind::kAdd
-               : s.kind == Kind::kMul ? PostOpSpec::Kind::kMul
-                                      : PostOpSpec::Kind::kPRelu;
+    case Kind::kMax:
+    case Kind::kMin:
+    case Kind::kDiv:
+      p.kind = s.kind == Kind::kAdd    ? PostOpSpec::Kind::kAdd
+               : s.kind == Kind::kMul  ? PostOpSpec::Kind::kMul
+               : s.kind == Kind::kMax  ? PostOpSpec::Kind::kMax
+               : s.kind == Kind::kMin  ? PostOpSpec::Kind::kMin
+               : s.kind == Kind::kDiv  ? PostOpSpec::Kind::kDiv
+                                       : PostOpSpec::Kind::kPRelu;
       operands = 2;
       if (s.input_shapes.size() == 2) p.operand_shape = s.input_shapes[1];
       break;

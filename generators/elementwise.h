@@ -1,7 +1,7 @@
 // A standalone elementwise node (one not fused into a producer), any rank 1..6:
-// unary relu/clamp/hardswish/sigmoid/tanh, a copy (reshape, flatten, dropout that
+// unary relu/clamp/hardswish/sigmoid/tanh/elu/softplus, a copy (reshape, flatten, dropout that
 // could not alias), affine (x * scale[c] + shift[c], c = dim 1), or
-// add/mul/prelu with both operands broadcast to the output shape (NumPy rules;
+// add/mul/prelu/max/min/div with both operands broadcast to the output shape (NumPy rules;
 // prelu's alpha to x's shape); then the node's own epilogue. The op is applied as the first post-op of the epilogue
 // (epilogue.h), so an op and the same post-op compute the same thing.
 // Kernel inputs: (the op's operands, epilogue operands...); output output_shape.
@@ -14,9 +14,10 @@
 namespace aotc::gen {
 
 struct ElementwiseSpec {
-  enum class Kind { kCopy, kRelu, kClamp, kHardSwish, kSigmoid, kTanh, kAffine, kAdd, kMul, kPRelu };
+  enum class Kind { kCopy, kRelu, kClamp, kHardSwish, kSigmoid, kTanh, kElu, kSoftplus, kAffine, kAdd, kMul, kPRelu, kMax, kMin, kDiv };
   Kind kind = Kind::kCopy;
   float min = 0, max = 0;  // kClamp
+  float alpha = 0;         // kElu
   // The op's operands: x (broadcast to output_shape); affine adds scale and
   // shift ([C] each), add, mul and prelu the second operand (prelu's alpha).
   std::vector<Shape> input_shapes;

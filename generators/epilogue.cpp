@@ -16,6 +16,24 @@ Halide::Expr tanh_expr(const Halide::Expr& v) {
   return Halide::select(a < 0.125f, small, large);
 }
 
+// exp(v) - 1 for v <= 0 (elu's negative side): near 0, where the subtraction
+// cancels, the Taylor series (its next term is below 1e-9 relative for |v| < 0.125).
+Halide::Expr expm1_expr(const Halide::Expr& v) {
+  const Halide::Expr small = v * (1.0f + v * (1.0f / 2 + v * (1.0f / 6 + v * (1.0f / 24 + v * (1.0f / 120 + v / 720)))));
+  return Halide::select(v > -0.125f, small, Halide::exp(v) - 1.0f);
+}
+
+// log(1 + exp(v)) = max(v, 0) + log1p(z), z = exp(-|v|) in (0, 1], without the
+// cancellation of log(1 + z) for small z: log1p(z) = 2 atanh(s), s = z / (2 + z)
+// in (0, 1/3], whose odd series to s^15 is within 2e-9 relative.
+Halide::Expr softplus_expr(const Halide::Expr& v) {
+  const Halide::Expr z = Halide::exp(-Halide::abs(v));
+  const Halide::Expr s = z / (2.0f + z), w = s * s;
+  const Halide::Expr series =
+      1.0f + w * (1.0f / 3 + w * (1.0f / 5 + w * (1.0f / 7 + w * (1.0f / 9 + w * (1.0f / 11 + w * (1.0f / 13 + w / 15))))));
+  return Halide::max(v, 0.0f) + 2.0f * s * series;
+}
+
 // relu and clamp give NaN for NaN, as PyTorch's do. Halide compiles floats
 // with fast-math flags, under which float compares and x86's max/min drop a
 // NaN, so the NaN test looks at the bits (integer ops have no such flags).
@@ -49,6 +67,11 @@ const char* post_op_name(PostOpSpec::Kind kind) {
     case PostOpSpec::Kind::kAdd: return "add";
     case PostOpSpec::Kind::kMul: return "mul";
     case PostOpSpec::Kind::kPRelu: return "prelu";
+    case PostOpSpec::Kind::kElu: return "elu";
+    case PostOpSpec::Kind::kSoftplus: return "softplus";
+    case PostOpSpec::Kind::kMax: return "max";
+    case PostOpSpec::Kind::kMin: return "min";
+    case PostOpSpec::Kind::kDiv: return "div";
   }
   return "?";
 }
@@ -70,6 +93,9 @@ size_t add_epilogue_operands(const std::vector<PostOpSpec>& epilogue, const Shap
       case PostOpSpec::Kind::kAdd:
       case PostOpSpec::Kind::kMul:
       case PostOpSpec::Kind::kPRelu:
+      case PostOpSpec::Kind::kMax:
+      case PostOpSpec::Kind::kMin:
+      case PostOpSpec::Kind::kDiv:
         require_broadcastable(p.operand_shape, output_shape, name + " operand");
         params.push_back(dense_input(name, p.operand_shape));
         break;
@@ -90,6 +116,8 @@ Halide::Expr epilogue_expr(Halide::Expr value, const std::vector<PostOpSpec>& ep
       case PostOpSpec::Kind::kHardSwish: value = value * Halide::clamp(value + 3.0f, 0.0f, 6.0f) / 6.0f; break;
       case PostOpSpec::Kind::kSigmoid: value = 1.0f / (1.0f + Halide::exp(-value)); break;
       case PostOpSpec::Kind::kTanh: value = tanh_expr(value); break;
+      case PostOpSpec::Kind::kElu: value = Halide::select(value > 0.0f, value, p.alpha * expm1_expr(value)); break;
+      case PostOpSpec::Kind::kSoftplus: value = softplus_expr(value); break;
       case PostOpSpec::Kind::kAffine:
         value = value * params[next](nchw[1]) + params[next + 1](nchw[1]);
         next += 2;
@@ -105,6 +133,14 @@ Halide::Expr epilogue_expr(Halide::Expr value, const std::vector<PostOpSpec>& ep
         value = Halide::select(value >= 0.0f, value, value * alpha);
         break;
       }
+      case PostOpSpec::Kind::kMax:
+      case PostOpSpec::Kind::kMin: {
+        const Halide::Expr operand = broadcast_read(params[next++], p.operand_shape, nchw);
+        const Halide::Expr chosen = p.kind == PostOpSpec::Kind::kMax ? Halide::max(value, operand) : Halide::min(value, operand);
+        value = Halide::select(is_nan_bits(value), value, Halide::select(is_nan_bits(operand), operand, chosen));
+        break;
+      }
+      case PostOpSpec::Kind::kDiv: value = value / broadcast_read(params[next++], p.operand_shape, nchw); break;
     }
   }
   return value;

@@ -37,12 +37,18 @@ struct PostOpSpec {
     kAdd,        // v + operand, broadcast to the output shape
     kMul,        // v * operand, broadcast to the output shape
     kPRelu,      // v >= 0 ? v : v * operand (alpha), broadcast to the output shape
+    kElu,        // v > 0 ? v : alpha * (exp(v) - 1)
+    kSoftplus,   // log(1 + exp(v))
+    kMax,        // max(v, operand), NaN if either is; broadcast to the output shape
+    kMin,        // min(v, operand), the same
+    kDiv,        // v / operand, broadcast to the output shape
   };
   Kind kind = Kind::kRelu;
   float min = 0, max = 0;  // kClamp only
-  // kAdd, kMul, kPRelu: the operand's shape, broadcast to the output's with NumPy rules
+  // kAdd, kMul, kPRelu, kMax, kMin, kDiv: the operand's shape, broadcast to the output's with NumPy rules
   // (aligned from the right; dims of extent 1 repeat). Unused otherwise.
   Shape operand_shape;
+  float alpha = 0;  // kElu only
 };
 
 // A generated kernel: an algorithm with its schedule, ready to compile (AOT or JIT).

@@ -62,6 +62,8 @@ const char* post_op_name(PostOpKind kind) {
     case PostOpKind::kAdd: return "add";
     case PostOpKind::kMul: return "mul";
     case PostOpKind::kPRelu: return "prelu";
+    case PostOpKind::kElu: return "elu";
+    case PostOpKind::kSoftplus: return "softplus";
   }
   return "?";
 }

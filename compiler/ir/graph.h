@@ -93,7 +93,12 @@ enum class OpClass : uint8_t {
   X(ResizeBilinear, "resize_bilinear", kOther)                     \
   X(ResizeNearest, "resize_nearest", kOther)                       \
   X(ConvTranspose2d, "conv_transpose2d", kOther)                   \
-  X(DepthToSpace, "depth_to_space", kOther)
+  X(DepthToSpace, "depth_to_space", kOther)                        \
+  X(Elu, "elu", kElementwise)                                      \
+  X(Softplus, "softplus", kElementwise)                            \
+  X(Max, "max", kElementwise)                                      \
+  X(Min, "min", kElementwise)                                      \
+  X(Div, "div", kElementwise)
 
 enum class OpKind : uint8_t {
 #define AOTC_X(e, s, c) e,
@@ -133,6 +138,14 @@ struct BatchNormAttrs {
 struct ClampAttrs {
   float min = 0, max = 0;
   bool operator==(const ClampAttrs&) const = default;
+};
+
+// elu(x) = x > 0 ? x : alpha * (exp(x) - 1). softplus(x) = log(1 + exp(x)) has no attributes.
+// max(a, b), min(a, b) and div(a, b) = a / b broadcast as add and mul do; max and min give
+// NaN where either operand is NaN (torch.maximum, numpy.maximum).
+struct EluAttrs {
+  float alpha = 1;
+  bool operator==(const EluAttrs&) const = default;
 };
 
 // max_pool2d / avg_pool2d(x[N,C,H,W]) with PyTorch's semantics, generalised to
@@ -217,7 +230,7 @@ struct DepthToSpaceAttrs {
 
 using Attrs = std::variant<NoAttrs, Conv2dAttrs, BatchNormAttrs, ClampAttrs, Pool2dAttrs,
                            AdaptiveAvgPool2dAttrs, FlattenAttrs, ReshapeAttrs, AxisAttrs, PadAttrs,
-                           TransposeAttrs, ResizeAttrs, ConvTranspose2dAttrs, DepthToSpaceAttrs>;
+                           TransposeAttrs, ResizeAttrs, ConvTranspose2dAttrs, DepthToSpaceAttrs, EluAttrs>;
 
 // ---- Fused epilogues ---------------------------------------------------------
 // Elementwise work fused into the node that produces a value, applied in order
@@ -234,6 +247,8 @@ enum class PostOpKind : uint8_t {
   kAdd,        // v + inputs[input] (broadcast to the output shape)
   kMul,        // v * inputs[input] (broadcast to the output shape)
   kPRelu,      // v >= 0 ? v : v * inputs[input] (alpha, broadcast to the output shape)
+  kElu,        // v > 0 ? v : alpha * (exp(v) - 1)
+  kSoftplus,   // log(1 + exp(v))
 };
 
 const char* post_op_name(PostOpKind kind);
@@ -242,6 +257,7 @@ int post_op_operand_count(PostOpKind kind);  // 0, 1 (add, mul, prelu) or 2 (aff
 struct PostOp {
   PostOpKind kind = PostOpKind::kRelu;
   float min = 0, max = 0;  // kClamp only
+  float alpha = 0;         // kElu only
   int input = -1;          // kAffine, kAdd, kMul: index into Node::inputs
   bool operator==(const PostOp&) const = default;
 };

@@ -346,6 +346,9 @@ class Parser {
       case OpKind::Clamp:
         attrs = ClampAttrs{static_cast<float>(r.scalar("min", 0)), static_cast<float>(r.scalar("max", 0))};
         break;
+      case OpKind::Elu:
+        attrs = EluAttrs{static_cast<float>(r.scalar("alpha", 1))};
+        break;
       case OpKind::MaxPool2d:
       case OpKind::AvgPool2d: {
         Pool2dAttrs a;
@@ -425,11 +428,17 @@ class Parser {
       else if (name == "affine") p.kind = PostOpKind::kAffine;
       else if (name == "add") p.kind = PostOpKind::kAdd;
       else if (name == "mul") p.kind = PostOpKind::kMul;
+      else if (name == "elu") p.kind = PostOpKind::kElu;
+      else if (name == "softplus") p.kind = PostOpKind::kSoftplus;
       else error("unknown post-op '" + name + "'");
       if (p.kind == PostOpKind::kClamp) {
         AttrReader r(*this, attr_block());
         p.min = static_cast<float>(r.scalar("min", 0));
         p.max = static_cast<float>(r.scalar("max", 0));
+        r.finish();
+      } else if (p.kind == PostOpKind::kElu) {
+        AttrReader r(*this, attr_block());
+        p.alpha = static_cast<float>(r.scalar("alpha", 1));
         r.finish();
       }
       std::vector<TensorId> operands;

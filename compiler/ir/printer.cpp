@@ -90,6 +90,7 @@ std::string print_attrs(const Attrs& attrs) {
       return "{stride=" + list(a.stride) + ", pad=" + list(a.pad) + "}";
     }
     std::string operator()(const DepthToSpaceAttrs& a) const { return "{block=" + std::to_string(a.block) + "}"; }
+    std::string operator()(const EluAttrs& a) const { return "{alpha=" + number(a.alpha) + "}"; }
   };
   return std::visit(Visitor{}, attrs);
 }
@@ -105,6 +106,7 @@ namespace {
 std::string post_op_text(const Graph& g, const Node& node, const PostOp& p) {
   std::string s = post_op_name(p.kind);
   if (p.kind == PostOpKind::kClamp) s += "{min=" + number(p.min) + ", max=" + number(p.max) + "}";
+  if (p.kind == PostOpKind::kElu) s += "{alpha=" + number(p.alpha) + "}";
   int operands = post_op_operand_count(p.kind);
   if (operands > 0) {
     s += "(";

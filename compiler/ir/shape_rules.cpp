@@ -337,7 +337,11 @@ Shape op_shape(const NodeChecker& c, const Node& node, size_t operands) {
       if (std::isnan(node.attr<ClampAttrs>().min) || std::isnan(node.attr<ClampAttrs>().max))
         c.error("clamp bounds must not be NaN");
       [[fallthrough]];
+    case OpKind::Elu:
+      if (node.op == OpKind::Elu && !std::isfinite(node.attr<EluAttrs>().alpha)) c.error("elu alpha must be finite");
+      [[fallthrough]];
     case OpKind::Relu:
+    case OpKind::Softplus:
     case OpKind::HardSwish:
     case OpKind::Sigmoid:
     case OpKind::Tanh:
@@ -351,6 +355,9 @@ Shape op_shape(const NodeChecker& c, const Node& node, size_t operands) {
       return c.shape(0);
     case OpKind::Add:
     case OpKind::Mul:
+    case OpKind::Max:
+    case OpKind::Min:
+    case OpKind::Div:
       c.expect_operand_count(operands, 2, 2);
       return broadcast_shapes(c.shape(0), c.shape(1), c.context());
     case OpKind::MaxPool2d: return pool2d_shape(c, operands, node.attr<Pool2dAttrs>(), true);
@@ -401,6 +408,7 @@ bool attrs_match_op(const Node& node) {
     case OpKind::ResizeNearest: return std::holds_alternative<ResizeAttrs>(node.attrs);
     case OpKind::ConvTranspose2d: return std::holds_alternative<ConvTranspose2dAttrs>(node.attrs);
     case OpKind::DepthToSpace: return std::holds_alternative<DepthToSpaceAttrs>(node.attrs);
+    case OpKind::Elu: return std::holds_alternative<EluAttrs>(node.attrs);
     default: return std::holds_alternative<NoAttrs>(node.attrs);
   }
 }
@@ -410,6 +418,9 @@ void check_epilogue(const NodeChecker& c, const Node& node, const Shape& out) {
     switch (p.kind) {
       case PostOpKind::kClamp:
         if (std::isnan(p.min) || std::isnan(p.max)) c.error("epilogue clamp bounds must not be NaN");
+        break;
+      case PostOpKind::kElu:
+        if (!std::isfinite(p.alpha)) c.error("epilogue elu alpha must be finite");
         break;
       case PostOpKind::kAffine:
         if (out.size() < 2) c.error("epilogue affine needs an output of rank >= 2, got ", to_string(out));

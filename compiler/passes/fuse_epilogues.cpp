@@ -78,6 +78,8 @@ std::optional<PostOpForm> as_post_op(const Graph& g, const Node& node, const std
     case OpKind::HardSwish: return PostOpForm{in[0], {.kind = PostOpKind::kHardSwish}, {}};
     case OpKind::Sigmoid: return PostOpForm{in[0], {.kind = PostOpKind::kSigmoid}, {}};
     case OpKind::Tanh: return PostOpForm{in[0], {.kind = PostOpKind::kTanh}, {}};
+    case OpKind::Elu: return PostOpForm{in[0], {.kind = PostOpKind::kElu, .alpha = node.attr<EluAttrs>().alpha}, {}};
+    case OpKind::Softplus: return PostOpForm{in[0], {.kind = PostOpKind::kSoftplus}, {}};
     case OpKind::PRelu: return PostOpForm{in[0], {.kind = PostOpKind::kPRelu}, {in[1]}};
     case OpKind::Clamp: {
       const ClampAttrs& a = node.attr<ClampAttrs>();

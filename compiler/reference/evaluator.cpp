@@ -22,12 +22,17 @@ float hardswish(float v) {
 }
 float sigmoid(float v) { return static_cast<float>(1 / (1 + std::exp(-static_cast<double>(v)))); }
 float tanh(float v) { return static_cast<float>(std::tanh(static_cast<double>(v))); }
+float elu(float v, float alpha) { return v > 0 ? v : static_cast<float>(alpha * std::expm1(static_cast<double>(v))); }
+float softplus(float v) { return static_cast<float>(std::log1p(std::exp(static_cast<double>(v)))); }
 float affine(float v, float scale, float shift) {
   return static_cast<float>(static_cast<double>(v) * scale + shift);
 }
 float add(float a, float b) { return static_cast<float>(static_cast<double>(a) + b); }
 float mul(float a, float b) { return static_cast<float>(static_cast<double>(a) * b); }
 float prelu(float v, float alpha) { return v >= 0 ? v : mul(alpha, v); }
+float maximum(float a, float b) { return std::isnan(a) || std::isnan(b) ? a + b : std::max(a, b); }
+float minimum(float a, float b) { return std::isnan(a) || std::isnan(b) ? a + b : std::min(a, b); }
+float divide(float a, float b) { return static_cast<float>(static_cast<double>(a) / b); }
 
 // Product of the dims in [begin, end).
 int64_t extent(const Shape& s, size_t begin, size_t end) {
@@ -399,6 +404,9 @@ void compute_op(const Node& node, const std::vector<const Value*>& in, size_t op
     case OpKind::Sigmoid: return map_unary(x, out, sigmoid);
     case OpKind::Add: return map_binary(x, *in[1], out, add);
     case OpKind::Mul: return map_binary(x, *in[1], out, mul);
+    case OpKind::Max: return map_binary(x, *in[1], out, maximum);
+    case OpKind::Min: return map_binary(x, *in[1], out, minimum);
+    case OpKind::Div: return map_binary(x, *in[1], out, divide);
     case OpKind::MaxPool2d: return max_pool2d(x, node.attr<Pool2dAttrs>(), out);
     case OpKind::AvgPool2d: return avg_pool2d(x, node.attr<Pool2dAttrs>(), out);
     case OpKind::AdaptiveAvgPool2d: return adaptive_avg_pool2d(x, out);
@@ -413,6 +421,11 @@ void compute_op(const Node& node, const std::vector<const Value*>& in, size_t op
     case OpKind::Softmax: return softmax(x, static_cast<size_t>(node.attr<AxisAttrs>().axis), out);
     case OpKind::Pad: return pad(x, node.attr<PadAttrs>(), out);
     case OpKind::Tanh: return map_unary(x, out, tanh);
+    case OpKind::Elu: {
+      const float alpha = node.attr<EluAttrs>().alpha;
+      return map_unary(x, out, [alpha](float v) { return elu(v, alpha); });
+    }
+    case OpKind::Softplus: return map_unary(x, out, softplus);
     case OpKind::PRelu: return map_binary(x, *in[1], out, prelu);
     case OpKind::Transpose: return transpose(x, node.attr<TransposeAttrs>().perm, out);
     case OpKind::ResizeBilinear: return resize_bilinear(x, node.attr<ResizeAttrs>(), out);
@@ -443,6 +456,8 @@ void apply_epilogue(const Node& node, const std::vector<const Value*>& in, Value
       case PostOpKind::kAdd: map_binary(out, operand(0), out, add); break;
       case PostOpKind::kMul: map_binary(out, operand(0), out, mul); break;
       case PostOpKind::kPRelu: map_binary(out, operand(0), out, prelu); break;
+      case PostOpKind::kElu: map_unary(out, out, [&](float v) { return elu(v, p.alpha); }); break;
+      case PostOpKind::kSoftplus: map_unary(out, out, softplus); break;
     }
   }
 }

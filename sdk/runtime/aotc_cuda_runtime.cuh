@@ -448,12 +448,12 @@ inline int conv_forward(Device* dev, const ConvPlan* plan, const float* x, const
 
 // ---- Elementwise post-ops ----------------------------------------------------------
 
-enum PostOpKind : int { kRelu, kClamp, kHardSwish, kSigmoid, kTanh, kAffine, kAdd, kMul, kPRelu, kBias };
+enum PostOpKind : int { kRelu, kClamp, kHardSwish, kSigmoid, kTanh, kAffine, kAdd, kMul, kPRelu, kBias, kElu, kSoftplus, kMax, kMin, kDiv };
 
 struct PostOp {
   int kind;
-  float min, max;  // kClamp
-  const float* a;  // kAffine: scale[C]; kAdd/kMul/kPRelu: the operand; kBias: bias[C]
+  float min, max;  // kClamp; kElu: min is alpha
+  const float* a;  // kAffine: scale[C]; kAdd/kMul/kPRelu/kMax/kMin/kDiv: the operand; kBias: bias[C]
   const float* b;  // kAffine: shift[C]
   int64_t a_strides[kMaxRank];  // element strides of `a` per OUTPUT dim (0 where broadcast)
   int64_t b_strides[kMaxRank];
@@ -467,7 +467,7 @@ struct Elementwise {
   PostOp ops[kMaxPostOps];
 };
 
-inline bool reads_a(int kind) { return kind >= kAffine; }
+inline bool reads_a(int kind) { return (kind >= kAffine && kind <= kBias) || kind >= kMax; }
 inline bool reads_b(int kind) { return kind == kAffine; }
 
 // The reference evaluator's functions, in the same precision. relu and clamp keep NaN.
@@ -483,6 +483,15 @@ __device__ inline float apply_post_op(const PostOp& p, float v, const int64_t* i
     }
     case kSigmoid: return static_cast<float>(1 / (1 + exp(-static_cast<double>(v))));
     case kTanh: return static_cast<float>(tanh(static_cast<double>(v)));
+    case kElu: return v > 0 ? v : static_cast<float>(p.min * expm1(static_cast<double>(v)));
+    case kSoftplus: return static_cast<float>(log1p(exp(static_cast<double>(v))));
+    case kMax:
+    case kMin: {
+      const float a = p.a[offset_of(index, p.a_strides, rank)];
+      if (isnan(v) || isnan(a)) return v + a;
+      return p.kind == kMax ? fmaxf(v, a) : fminf(v, a);
+    }
+    case kDiv: return __fdiv_rn(v, p.a[offset_of(index, p.a_strides, rank)]);
     case kAffine:
       return static_cast<float>(__dadd_rn(__dmul_rn(v, p.a[offset_of(index, p.a_strides, rank)]),
                                           p.b[offset_of(index, p.b_strides, rank)]));

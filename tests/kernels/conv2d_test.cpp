@@ -153,6 +153,7 @@ INSTANTIATE_TEST_SUITE_P(Epilogues, Conv2dKernel, ::testing::Values(
     ConvCase{"add_scalar_like_then_hardswish", {1, 4, 16, 16}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {add({1}), hardswish()}},
     ConvCase{"chain_on_narrow_rows", {1, 32, 5, 5}, 32, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {affine(), add({1, 32, 5, 5}), relu()}},
     ConvCase{"depthwise_residual", {1, 8, 12, 20}, 8, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 8, true, {add({1, 8, 12, 20}), sigmoid()}},
+    ConvCase{"elu_then_softplus", {1, 4, 16, 16}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {elu(0.5f), softplus()}},
     ConvCase{"prelu_per_channel_then_tanh", {1, 4, 16, 16}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, {prelu({16, 1, 1}), tanh()}},
     ConvCase{"depthwise_prelu_computed_alpha", {1, 8, 12, 20}, 8, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 8, true, {prelu({1, 8, 12, 20})}}
 ), [](const auto& info) { return info.param.name; });

@@ -18,6 +18,7 @@ struct ElementwiseCase {
   std::vector<PostOpCase> epilogue = {};
   float min = 0, max = 0;  // clamp
   size_t nan_every = 0;    // when set, every nan_every-th element of the first operand is NaN
+  float alpha = 1;         // elu
 };
 
 void PrintTo(const ElementwiseCase& c, std::ostream* os) { *os << c.name; }
@@ -29,10 +30,15 @@ gen::ElementwiseSpec::Kind kind_of(OpKind op) {
     case OpKind::HardSwish: return gen::ElementwiseSpec::Kind::kHardSwish;
     case OpKind::Sigmoid: return gen::ElementwiseSpec::Kind::kSigmoid;
     case OpKind::Tanh: return gen::ElementwiseSpec::Kind::kTanh;
+    case OpKind::Elu: return gen::ElementwiseSpec::Kind::kElu;
+    case OpKind::Softplus: return gen::ElementwiseSpec::Kind::kSoftplus;
     case OpKind::PRelu: return gen::ElementwiseSpec::Kind::kPRelu;
     case OpKind::Affine: return gen::ElementwiseSpec::Kind::kAffine;
     case OpKind::Add: return gen::ElementwiseSpec::Kind::kAdd;
     case OpKind::Mul: return gen::ElementwiseSpec::Kind::kMul;
+    case OpKind::Max: return gen::ElementwiseSpec::Kind::kMax;
+    case OpKind::Min: return gen::ElementwiseSpec::Kind::kMin;
+    case OpKind::Div: return gen::ElementwiseSpec::Kind::kDiv;
     default: return gen::ElementwiseSpec::Kind::kCopy;  // Dropout: the identity
   }
 }
@@ -43,6 +49,7 @@ TEST_P(ElementwiseKernel, MatchesReference) {
   const ElementwiseCase& c = GetParam();
   Attrs attrs = NoAttrs{};
   if (c.op == OpKind::Clamp) attrs = ClampAttrs{c.min, c.max};
+  if (c.op == OpKind::Elu) attrs = EluAttrs{c.alpha};
   NodeUnderTest node(c.op, attrs, 17);
   std::vector<Shape> operands = c.inputs;
   if (c.op == OpKind::Affine) operands = {c.inputs[0], {c.inputs[0][1]}, {c.inputs[0][1]}};
@@ -54,6 +61,7 @@ TEST_P(ElementwiseKernel, MatchesReference) {
   spec.kind = kind_of(c.op);
   spec.min = c.min;
   spec.max = c.max;
+  spec.alpha = c.alpha;
   spec.input_shapes = operands;
   spec.output_shape = node.output_shape();
   spec.epilogue = node.epilogue_specs();
@@ -74,6 +82,9 @@ INSTANTIATE_TEST_SUITE_P(Unary, ElementwiseKernel, ::testing::Values(
     ElementwiseCase{"sigmoid_se_gate", OpKind::Sigmoid, {{1, 24, 1, 1}}},
     ElementwiseCase{"tanh_4d_tail", OpKind::Tanh, {{1, 5, 7, 9}}},
     ElementwiseCase{"tanh_rank1_short_relu", OpKind::Tanh, {{5}}, {relu()}},
+    ElementwiseCase{"elu_4d_tail", OpKind::Elu, {{1, 5, 7, 9}}},
+    ElementwiseCase{"elu_alpha_softplus", OpKind::Elu, {{3, 37}}, {softplus()}, 0, 0, 0, 0.35f},
+    ElementwiseCase{"softplus_rank5_elu", OpKind::Softplus, {{2, 3, 1, 5, 7}}, {elu(-1.5f)}},
     ElementwiseCase{"copy_rank6", OpKind::Dropout, {{2, 3, 1, 4, 5, 3}}},
     ElementwiseCase{"copy_rank1_short", OpKind::Dropout, {{3}}},
     // NaN stays NaN through relu and clamp (PyTorch), also as fused post-ops.
@@ -96,24 +107,45 @@ INSTANTIATE_TEST_SUITE_P(Binary, ElementwiseKernel, ::testing::Values(
     ElementwiseCase{"prelu_nchw_alpha_odd", OpKind::PRelu, {{2, 5, 3, 7}, {1, 5, 1, 1}}, {add({2, 5, 3, 7})}},
     ElementwiseCase{"prelu_full_alpha", OpKind::PRelu, {{3, 4, 19}, {3, 4, 19}}},
     ElementwiseCase{"prelu_scalar_alpha", OpKind::PRelu, {{37}, {1}}},
+    ElementwiseCase{"max_channel_broadcast", OpKind::Max, {{2, 6, 5, 9}, {1, 6, 1, 1}}},
+    ElementwiseCase{"min_first_broadcast_relu", OpKind::Min, {{6, 1, 1}, {2, 6, 5, 9}}, {relu()}},
+    ElementwiseCase{"max_keeps_nan", OpKind::Max, {{1, 4, 6, 6}, {1, 4, 6, 6}}, {}, 0, 0, 3},
+    ElementwiseCase{"min_keeps_nan_of_scalar", OpKind::Min, {{37}, {1}}, {}, 0, 0, 2},
+    ElementwiseCase{"div_both_broadcast_tanh", OpKind::Div, {{2, 1, 4, 9}, {1, 5, 1, 9}}, {tanh()}},
     ElementwiseCase{"add_rank6_broadcast", OpKind::Add, {{2, 1, 3, 1, 4, 5}, {3, 2, 4, 1}}, {sigmoid(), mul({5})}}
 ), [](const auto& info) { return info.param.name; });
 // clang-format on
 
-TEST(ElementwiseKernel, TanhOverItsWholeRange) {
-  // Random inputs in [-1, 1) never reach the saturated tails or tiny values.
-  const Value x{{10}, {-100.0f, -9.0f, -2.5f, -1e-3f, -1e-7f, 0.0f, 3e-6f, 0.75f, 15.0f, 88.0f}};
+// Random inputs in [-1, 1) never reach saturated tails, tiny values or the
+// cancellations near 0: `kind` over its whole range, within 1e-6 relative of
+// `exact` (float has ~6e-8).
+void expect_accurate(gen::ElementwiseSpec::Kind kind, const char* name, double (*exact)(double)) {
+  const Value x{{14}, {-100.0f, -30.0f, -9.0f, -2.5f, -0.2f, -1e-3f, -1e-7f, 0.0f, 3e-6f, 0.124f, 0.75f, 15.0f, 40.0f, 88.0f}};
   gen::ElementwiseSpec spec;
-  spec.kind = gen::ElementwiseSpec::Kind::kTanh;
+  spec.kind = kind;
+  spec.alpha = 1;
   spec.input_shapes = {x.shape};
   spec.output_shape = x.shape;
   gen::Kernel kernel = gen::elementwise(spec, host_target());
   const KernelRun run = run_kernel(kernel, {&x}, x.shape, host_target());
   ASSERT_EQ(run.output.size(), x.data.size());
-  for (size_t i = 0; i < x.data.size(); ++i) {  // within 1e-6 relative (float has ~6e-8)
-    const double expected = std::tanh(static_cast<double>(x.data[i]));
-    EXPECT_NEAR(run.output[i], expected, 1e-6 * std::fabs(expected) + 1e-12) << "tanh(" << x.data[i] << ")";
+  for (size_t i = 0; i < x.data.size(); ++i) {
+    const double expected = exact(static_cast<double>(x.data[i]));
+    EXPECT_NEAR(run.output[i], expected, 1e-6 * std::fabs(expected) + 1e-30) << name << "(" << x.data[i] << ")";
   }
+}
+
+TEST(ElementwiseKernel, TanhOverItsWholeRange) {
+  expect_accurate(gen::ElementwiseSpec::Kind::kTanh, "tanh", [](double v) { return std::tanh(v); });
+}
+
+TEST(ElementwiseKernel, EluOverItsWholeRange) {
+  expect_accurate(gen::ElementwiseSpec::Kind::kElu, "elu", [](double v) { return v > 0 ? v : std::expm1(v); });
+}
+
+TEST(ElementwiseKernel, SoftplusOverItsWholeRange) {
+  expect_accurate(gen::ElementwiseSpec::Kind::kSoftplus, "softplus",
+                  [](double v) { return std::log1p(std::exp(v)); });
 }
 
 }  // namespace

@@ -23,6 +23,8 @@ gen::PostOpSpec::Kind spec_kind(PostOpKind kind) {
     case PostOpKind::kAdd: return gen::PostOpSpec::Kind::kAdd;
     case PostOpKind::kMul: return gen::PostOpSpec::Kind::kMul;
     case PostOpKind::kPRelu: return gen::PostOpSpec::Kind::kPRelu;
+    case PostOpKind::kElu: return gen::PostOpSpec::Kind::kElu;
+    case PostOpKind::kSoftplus: return gen::PostOpSpec::Kind::kSoftplus;
   }
   return gen::PostOpSpec::Kind::kRelu;
 }
@@ -86,6 +88,7 @@ void NodeUnderTest::add_post_op(const PostOpCase& p) {
   post_op.kind = p.kind;
   post_op.min = p.min;
   post_op.max = p.max;
+  post_op.alpha = p.alpha;
   node_.append_post_op(post_op, operands);
 }
 
@@ -102,6 +105,7 @@ std::vector<gen::PostOpSpec> NodeUnderTest::epilogue_specs() const {
     spec.kind = spec_kind(p.kind);
     spec.min = p.min;
     spec.max = p.max;
+    spec.alpha = p.alpha;
     if (post_op_operand_count(p.kind) == 1)
       spec.operand_shape = graph_.tensor(node_.inputs[static_cast<size_t>(p.input)]).shape;
     specs.push_back(spec);

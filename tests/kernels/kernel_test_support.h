@@ -23,6 +23,7 @@ struct PostOpCase {
   PostOpKind kind = PostOpKind::kRelu;
   Shape operand;
   float min = 0, max = 0;
+  float alpha = 0;  // elu
 };
 
 inline PostOpCase relu() { return {PostOpKind::kRelu, {}, 0, 0}; }
@@ -34,6 +35,8 @@ inline PostOpCase add(Shape operand) { return {PostOpKind::kAdd, std::move(opera
 inline PostOpCase mul(Shape operand) { return {PostOpKind::kMul, std::move(operand), 0, 0}; }
 inline PostOpCase tanh() { return {PostOpKind::kTanh, {}, 0, 0}; }
 inline PostOpCase prelu(Shape alpha) { return {PostOpKind::kPRelu, std::move(alpha), 0, 0}; }
+inline PostOpCase elu(float alpha) { return {PostOpKind::kElu, {}, 0, 0, alpha}; }
+inline PostOpCase softplus() { return {PostOpKind::kSoftplus, {}, 0, 0}; }
 
 // The node under test, in a graph of its own, with random values (uniform in
 // [-1, 1)) for each of its inputs.

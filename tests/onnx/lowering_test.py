@@ -8,7 +8,9 @@ input; each output must match PyTorch's within max|a - b| <= 1e-4 * max|b|:
 - ConvTranspose with output_padding inside the end pads (the pads shrink) and beyond
   them (the extra rows and columns hold the bias only), each with a bias;
 - DepthToSpace in CRD mode (PixelShuffle);
-- Split and Slice of a run-time tensor (torch.split, indexing), which become crops.
+- Split and Slice of a run-time tensor (torch.split, indexing), which become crops;
+- Elu with a non-default alpha and Softplus (ONNX's own Softplus cases are opsets 1 and 6,
+  older than aotc reads), after a convolution whose epilogue they join.
 
 The exported graph is checked to hold those nodes, so that a change in the exporter
 cannot leave the lowerings untested.
@@ -23,7 +25,7 @@ import onnx
 import torch
 
 TOLERANCE = 1e-4
-OUTPUTS = ["uncropped", "beyond", "shuffled", "split", "sliced"]
+OUTPUTS = ["uncropped", "beyond", "shuffled", "split", "sliced", "elu_softplus"]
 HERE = Path(__file__).resolve().parent
 
 
@@ -32,11 +34,13 @@ class LoweringCases(torch.nn.Module):
         super().__init__()
         self.uncropped = torch.nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1)
         self.beyond = torch.nn.ConvTranspose2d(8, 4, 3, stride=3, padding=(0, 1), output_padding=(2, 1))
+        self.conv = torch.nn.Conv2d(8, 6, 3, padding=1)
 
     def forward(self, x):
         first, second = torch.split(x, [3, 5], dim=1)
         return (self.uncropped(x), self.beyond(x), torch.nn.functional.pixel_shuffle(x, 2), second[:, 1:4] * first,
-                x[:, 2:7, 1:-1, 3:])
+                x[:, 2:7, 1:-1, 3:],
+                torch.nn.functional.softplus(4 * torch.nn.functional.elu(self.conv(x), alpha=0.4)))
 
 
 def run(cmd):
@@ -69,10 +73,11 @@ def main():
     padded = [n for n in nodes if n.op_type == "ConvTranspose"
               and any(a.name == "output_padding" and any(a.ints) for a in n.attribute)]
     crd = [n for n in nodes if n.op_type == "DepthToSpace" and any(a.name == "mode" and a.s == b"CRD" for a in n.attribute)]
-    counts = (len(padded), len(crd), sum(n.op_type == "Split" for n in nodes), sum(n.op_type == "Slice" for n in nodes))
-    if counts[:3] != (2, 1, 1) or counts[3] < 1:
+    counts = tuple(sum(n.op_type == op for n in nodes) for op in ("Split", "Elu", "Softplus"))
+    counts = (len(padded), len(crd)) + counts + (sum(n.op_type == "Slice" for n in nodes),)
+    if counts[:5] != (2, 1, 1, 1, 1) or counts[5] < 1:
         sys.exit(f"FAILED: the export holds {counts} ConvTranspose with output_padding, DepthToSpace in CRD mode, "
-                 "Split and Slice nodes, expected 2, 1, 1 and at least 1")
+                 "Split, Elu, Softplus and Slice nodes, expected 2, 1, 1, 1, 1 and at least 1")
 
     lib = args.workdir / "lib"
     run([args.aotc, onnx_file, "--emit=lib", "-o", lib])

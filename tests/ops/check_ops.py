@@ -136,6 +136,8 @@ def conv_cases():
          after=lambda y, t: F.hardswish(y))
     conv("conv2d_epilogue_sigmoid_mul", (6, 4, 1, 1), epilogue="sigmoid, mul(%m)", extra={"m": rand(1, 6, 1, 1)},
          after=lambda y, t: torch.sigmoid(y) * t["m"])
+    conv("conv2d_epilogue_elu_softplus", (6, 4, 3, 3), bias=True, pad=(1, 1, 1, 1),
+         epilogue="elu{alpha=0.5}, softplus", after=lambda y, t: F.softplus(F.elu(y, 0.5)))
     return cases
 
 
@@ -201,6 +203,9 @@ def norm_and_elementwise_cases():
         Case("hardswish", "hardswish", ["x"], {"x": x}, lambda t: F.hardswish(t["x"])),
         Case("sigmoid", "sigmoid", ["x"], {"x": x}, lambda t: torch.sigmoid(t["x"])),
         Case("tanh", "tanh", ["x"], {"x": x}, lambda t: torch.tanh(t["x"])),
+        Case("elu", "elu", ["x"], {"x": x}, lambda t: F.elu(t["x"]), "alpha=1"),
+        Case("elu_alpha", "elu", ["x"], {"x": 4 * x}, lambda t: F.elu(t["x"], 0.3), "alpha=0.3"),
+        Case("softplus", "softplus", ["x"], {"x": 8 * x}, lambda t: F.softplus(t["x"])),
         Case("prelu_per_channel", "prelu", ["x", "a"], {"x": x, "a": rand(c, 1, 1)},
              lambda t: F.prelu(t["x"], t["a"].reshape(-1))),
         Case("prelu_single_alpha", "prelu", ["x", "a"], {"x": x, "a": rand(1)}, lambda t: F.prelu(t["x"], t["a"])),
@@ -210,7 +215,8 @@ def norm_and_elementwise_cases():
              lambda t: torch.where(t["x"] >= 0, t["x"], t["a"] * t["x"]), inputs=("x", "a")),
         Case("dropout", "dropout", ["x"], {"x": x}, lambda t: F.dropout(t["x"], 0.5, training=False)),
     ]
-    for op, fn in (("add", torch.add), ("mul", torch.mul)):
+    for op, fn in (("add", torch.add), ("mul", torch.mul), ("max", torch.maximum), ("min", torch.minimum),
+                   ("div", torch.div)):
         cases += [
             Case(f"{op}_same_shape", op, ["x", "z"], {"x": x, "z": rand(*x.shape)}, lambda t, fn=fn: fn(t["x"], t["z"]),
                  inputs=("x", "z")),

@@ -140,6 +140,24 @@ TEST(Evaluator, Activations) {
   const Value s{{3}, {0, std::log(3.0f), -std::log(3.0f)}};
   expect_value(run(OpKind::Sigmoid, NoAttrs{}, {s}), {3}, {0.5f, 0.75f, 0.25f});
   expect_value(run(OpKind::Dropout, NoAttrs{}, {x}), {4}, {-4, -1, 1, 4});
+  // elu: alpha * (e^v - 1) below 0: 2 * (e^-ln 2 - 1) = -1, 2 * (e^-ln 4 - 1) = -1.5.
+  const Value e{{4}, {-std::log(2.0f), -std::log(4.0f), 0, 3}};
+  expect_value(run(OpKind::Elu, EluAttrs{2}, {e}), {4}, {-1, -1.5f, 0, 3});
+  // softplus: log(1 + e^v): log 2 at 0, log 4 at ln 3, log(4/3) at -ln 3.
+  expect_value(run(OpKind::Softplus, NoAttrs{}, {s}), {3}, {std::log(2.0f), std::log(4.0f), std::log(4.0f / 3)});
+}
+
+TEST(Evaluator, MaxMinDivBroadcast) {
+  const Value a{{2, 2}, {-1, 5, 2, -7}}, b{{2}, {0, 4}};
+  expect_value(run(OpKind::Max, NoAttrs{}, {a, b}), {2, 2}, {0, 5, 2, 4});
+  expect_value(run(OpKind::Min, NoAttrs{}, {b, a}), {2, 2}, {-1, 4, 0, -7});
+  expect_value(run(OpKind::Div, NoAttrs{}, {a, Value{{2, 1}, {2, -4}}}), {2, 2}, {-0.5f, 2.5f, -0.5f, 1.75f});
+  // NaN in either operand gives NaN (torch.maximum), whatever the order.
+  const Value n{{2}, {std::nanf(""), 1}}, m{{2}, {3, std::nanf("")}};
+  for (OpKind op : {OpKind::Max, OpKind::Min}) {
+    const Value y = run(op, NoAttrs{}, {n, m});
+    EXPECT_TRUE(std::isnan(y.data[0]) && std::isnan(y.data[1])) << op_name(op);
+  }
 }
 
 TEST(Evaluator, ReluAndClampPropagateNaN) {
@@ -277,7 +295,7 @@ TEST(Evaluator, EpilogueMatchesSeparateOpsBitForBit) {
   const std::vector<PostOp> epilogue = {
       {.kind = PostOpKind::kAffine}, {.kind = PostOpKind::kAdd},       {.kind = PostOpKind::kClamp, .min = -2, .max = 2},
       {.kind = PostOpKind::kMul},    {.kind = PostOpKind::kHardSwish}, {.kind = PostOpKind::kSigmoid},
-      {.kind = PostOpKind::kRelu},
+      {.kind = PostOpKind::kRelu},   {.kind = PostOpKind::kElu, .alpha = 0.5f}, {.kind = PostOpKind::kSoftplus},
   };
   const std::vector<Value> args = {x, scale, shift, residual, gate};
   const Value fused = evaluate(one_node(OpKind::Dropout, NoAttrs{}, args, epilogue, 4), args).at(0);
@@ -289,6 +307,8 @@ TEST(Evaluator, EpilogueMatchesSeparateOpsBitForBit) {
   step = run(OpKind::HardSwish, NoAttrs{}, {step});
   step = run(OpKind::Sigmoid, NoAttrs{}, {step});
   step = run(OpKind::Relu, NoAttrs{}, {step});
+  step = run(OpKind::Elu, EluAttrs{0.5f}, {step});
+  step = run(OpKind::Softplus, NoAttrs{}, {step});
   EXPECT_EQ(fused.shape, step.shape);
   EXPECT_EQ(fused.data, step.data);
 }

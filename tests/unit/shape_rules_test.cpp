@@ -152,16 +152,18 @@ TEST(ShapeRules, BatchNormAndAffine) {
 }
 
 TEST(ShapeRules, UnaryOpsKeepShape) {
-  for (OpKind op : {OpKind::Relu, OpKind::HardSwish, OpKind::Sigmoid, OpKind::Dropout}) {
+  for (OpKind op : {OpKind::Relu, OpKind::HardSwish, OpKind::Sigmoid, OpKind::Softplus, OpKind::Dropout}) {
     EXPECT_EQ(infer(one_node(op, NoAttrs{}, {{2, 7, 1}})), (Shape{2, 7, 1})) << op_name(op);
     expect_invalid(one_node(op, NoAttrs{}, {{2, 7, 1}, {2, 7, 1}}), "expected 1 input, got 2");
   }
   EXPECT_EQ(infer(one_node(OpKind::Clamp, ClampAttrs{0, 6}, {{3, 4}})), (Shape{3, 4}));
   expect_invalid(one_node(OpKind::Clamp, ClampAttrs{0, std::nanf("")}, {{3, 4}}), "clamp bounds must not be NaN");
+  EXPECT_EQ(infer(one_node(OpKind::Elu, EluAttrs{0.5f}, {{3, 4}})), (Shape{3, 4}));
+  expect_invalid(one_node(OpKind::Elu, EluAttrs{INFINITY}, {{3, 4}}), "elu alpha must be finite");
 }
 
 TEST(ShapeRules, AddMulBroadcast) {
-  for (OpKind op : {OpKind::Add, OpKind::Mul}) {
+  for (OpKind op : {OpKind::Add, OpKind::Mul, OpKind::Max, OpKind::Min, OpKind::Div}) {
     EXPECT_EQ(infer(one_node(op, NoAttrs{}, {{2, 3, 4}, {3, 1}})), (Shape{2, 3, 4}));
     EXPECT_EQ(infer(one_node(op, NoAttrs{}, {{1, 4}, {3, 1}})), (Shape{3, 4}));
     EXPECT_EQ(infer(one_node(op, NoAttrs{}, {{}, {2, 3}})), (Shape{2, 3}));

@@ -222,12 +222,15 @@ class Generator:
         """0-3 post-ops, each kind possible (affine needs a channel dim)."""
         posts = []
         for _ in range(self.choice([0, 0, 1, 1, 2, 3])):
-            kind = self.choice(["relu", "clamp", "hardswish", "sigmoid", "tanh", "affine", "add", "mul", "prelu"])
+            kind = self.choice(["relu", "clamp", "hardswish", "sigmoid", "tanh", "elu", "softplus", "affine", "add",
+                                "mul", "prelu"])
             if kind == "affine" and len(out_shape) < 2:
                 kind = "relu"
             if kind == "clamp":
                 lo = round(self.rng.uniform(-3, 1), 3)
                 posts.append((f"clamp{{min={lo}, max={round(lo + self.rng.uniform(0, 4), 3)}}}", []))
+            elif kind == "elu":
+                posts.append((f"elu{{alpha={round(self.rng.uniform(-2, 2), 3)}}}", []))
             elif kind == "affine":
                 c = out_shape[1]
                 posts.append(("affine", [self.constant([c], "vector"), self.constant([c], "vector")]))
@@ -335,11 +338,13 @@ class Generator:
 
     def op_unary(self):
         x = self.pick()
-        op = self.choice(["relu", "relu", "clamp", "hardswish", "sigmoid", "tanh", "dropout"])
+        op = self.choice(["relu", "relu", "clamp", "hardswish", "sigmoid", "tanh", "elu", "softplus", "dropout"])
         attrs = ""
         if op == "clamp":
             lo = round(self.rng.uniform(-2, 1), 3)
             attrs = f"{{min={lo}, max={round(lo + self.rng.uniform(0, 3), 3)}}}"
+        elif op == "elu":
+            attrs = f"{{alpha={round(self.rng.uniform(-2, 2), 3)}}}"
         shape = self.g.shape(x)
         return self.emit(op, [x], shape, attrs, self.epilogue(shape) if op != "dropout" else None)
 
@@ -353,8 +358,11 @@ class Generator:
     def op_binary(self):
         x = self.pick()
         shape = self.g.shape(x)
-        op = self.choice(["add", "add", "mul"])
+        op = self.choice(["add", "add", "mul", "max", "min", "div"])
         other_shape = self.broadcast_operand_shape(shape)
+        if op == "div":  # by a constant kept away from 0, so that quotients stay in the oracle's range
+            operands = [x, self.constant(other_shape, "positive")]
+            return self.emit(op, operands, shape, "", self.epilogue(shape))
         other = self.pick(lambda s: s == other_shape) if self.rng.random() < 0.7 else None
         if other is None:
             other = self.constant(other_shape, "vector" if num_elements(other_shape) <= 64 else "random")

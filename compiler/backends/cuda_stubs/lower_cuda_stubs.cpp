@@ -78,6 +78,8 @@ const char* post_op_enumerator(PostOpKind kind) {
     case PostOpKind::kAdd: return "kAdd";
     case PostOpKind::kMul: return "kMul";
     case PostOpKind::kPRelu: return "kPRelu";
+    case PostOpKind::kElu: return "kElu";
+    case PostOpKind::kSoftplus: return "kSoftplus";
   }
   return "kRelu";
 }
@@ -186,7 +188,9 @@ class Emitter {
       const PostOp& op = node.epilogue[p];
       const std::vector<TensorId> operands = node.post_op_operands(op);
       std::ostringstream init;
-      init << "PostOp{" << post_op_enumerator(op.kind) << ", " << float_literal(op.min) << ", " << float_literal(op.max);
+      // The runtime's PostOp carries elu's alpha in `min`.
+      init << "PostOp{" << post_op_enumerator(op.kind) << ", "
+           << float_literal(op.kind == PostOpKind::kElu ? op.alpha : op.min) << ", " << float_literal(op.max);
       if (op.kind == PostOpKind::kAffine) {
         init << ", " << pointer(operands[0]) << ", " << pointer(operands[1]) << ", " << list(channel_strides(out_shape))
              << ", " << list(channel_strides(out_shape)) << "}";
@@ -518,8 +522,13 @@ void Emitter::emit_node(const Node& node) {
     case OpKind::HardSwish:
     case OpKind::Sigmoid:
     case OpKind::Tanh:
+    case OpKind::Elu:
+    case OpKind::Softplus:
     case OpKind::Add:
     case OpKind::Mul:
+    case OpKind::Max:
+    case OpKind::Min:
+    case OpKind::Div:
     case OpKind::PRelu:
     case OpKind::Affine: {
       // The op itself is the first post-op over its first operand.
@@ -534,12 +543,21 @@ void Emitter::emit_node(const Node& node) {
         case OpKind::HardSwish: first += "kHardSwish, 0.0f, 0.0f, nullptr, nullptr, {}, {}}"; break;
         case OpKind::Sigmoid: first += "kSigmoid, 0.0f, 0.0f, nullptr, nullptr, {}, {}}"; break;
         case OpKind::Tanh: first += "kTanh, 0.0f, 0.0f, nullptr, nullptr, {}, {}}"; break;
+        case OpKind::Elu:
+          first += "kElu, " + float_literal(node.attr<EluAttrs>().alpha) + ", 0.0f, nullptr, nullptr, {}, {}}";
+          break;
+        case OpKind::Softplus: first += "kSoftplus, 0.0f, 0.0f, nullptr, nullptr, {}, {}}"; break;
         case OpKind::Affine:
           first += "kAffine, 0.0f, 0.0f, " + x(1) + ", " + x(2) + ", " + list(channel_strides(y)) + ", " +
                    list(channel_strides(y)) + "}";
           break;
         default:
-          first += std::string(node.op == OpKind::Add ? "kAdd" : node.op == OpKind::Mul ? "kMul" : "kPRelu") +
+          first += std::string(node.op == OpKind::Add   ? "kAdd"
+                               : node.op == OpKind::Mul ? "kMul"
+                               : node.op == OpKind::Max ? "kMax"
+                               : node.op == OpKind::Min ? "kMin"
+                               : node.op == OpKind::Div ? "kDiv"
+                                                        : "kPRelu") +
                    ", 0.0f, 0.0f, " + x(1) + ", nullptr, " + list(broadcast_strides(x_shape(1), y)) + ", {}}";
       }
       body << elementwise(node, y, broadcast_strides(x_shape(0), y), {first}, x(0), out);

@@ -24,9 +24,12 @@ gen::PostOpSpec post_op_spec(const Graph& g, const Node& node, const PostOp& p) 
     case PostOpKind::kAdd: spec.kind = gen::PostOpSpec::Kind::kAdd; break;
     case PostOpKind::kMul: spec.kind = gen::PostOpSpec::Kind::kMul; break;
     case PostOpKind::kPRelu: spec.kind = gen::PostOpSpec::Kind::kPRelu; break;
+    case PostOpKind::kElu: spec.kind = gen::PostOpSpec::Kind::kElu; break;
+    case PostOpKind::kSoftplus: spec.kind = gen::PostOpSpec::Kind::kSoftplus; break;
   }
   spec.min = p.min;
   spec.max = p.max;
+  spec.alpha = p.alpha;
   if (p.input >= 0) spec.operand_shape = g.tensor(node.inputs[static_cast<size_t>(p.input)]).shape;
   return spec;
 }
@@ -68,6 +71,7 @@ std::string node_description(const Graph& g, const Node& node) {
   os << ") -> " << shape_text(g.tensor(node.outputs[0]).shape) << " " << print_attrs(node.attrs);
   for (const PostOp& p : node.epilogue)
     if (p.kind == PostOpKind::kClamp) os << " clamp[" << p.min << "," << p.max << "]";
+    else if (p.kind == PostOpKind::kElu) os << " elu[" << p.alpha << "]";
   return os.str();
 }
 

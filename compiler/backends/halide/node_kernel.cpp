@@ -70,9 +70,14 @@ gen::ElementwiseSpec::Kind elementwise_kind(OpKind op) {
     case OpKind::HardSwish: return Kind::kHardSwish;
     case OpKind::Sigmoid: return Kind::kSigmoid;
     case OpKind::Tanh: return Kind::kTanh;
+    case OpKind::Elu: return Kind::kElu;
+    case OpKind::Softplus: return Kind::kSoftplus;
     case OpKind::Affine: return Kind::kAffine;
     case OpKind::Add: return Kind::kAdd;
     case OpKind::Mul: return Kind::kMul;
+    case OpKind::Max: return Kind::kMax;
+    case OpKind::Min: return Kind::kMin;
+    case OpKind::Div: return Kind::kDiv;
     case OpKind::PRelu: return Kind::kPRelu;
     default: AOTC_CHECK(false, "no elementwise kernel for op ", op_name(op));
   }
@@ -90,6 +95,7 @@ NodeKernel elementwise_kernel(const Graph& g, const Node& node) {
     spec.min = node.attr<ClampAttrs>().min;
     spec.max = node.attr<ClampAttrs>().max;
   }
+  if (node.op == OpKind::Elu) spec.alpha = node.attr<EluAttrs>().alpha;
   for (size_t i = 0; i < node.op_operand_count(); ++i) spec.input_shapes.push_back(g.tensor(node.inputs[i]).shape);
   b.inputs(node.op_operand_count());
   spec.output_shape = g.tensor(node.outputs[0]).shape;

@@ -449,7 +449,7 @@ class ModelReader {
             error("takes no options, but has ", options_name(fn_.options_type()));
           return NoAttrs{};
         // Ops of the IR that the AOTC schema has no op code for (affine is IR-only;
-        // the others come from TFLite), so never mapped here.
+        // the others come from TFLite and ONNX), so never mapped here.
         case OpKind::Affine:
         case OpKind::Tanh:
         case OpKind::PRelu:
@@ -457,7 +457,12 @@ class ModelReader {
         case OpKind::ResizeBilinear:
         case OpKind::ResizeNearest:
         case OpKind::ConvTranspose2d:
-        case OpKind::DepthToSpace: break;
+        case OpKind::DepthToSpace:
+        case OpKind::Elu:
+        case OpKind::Softplus:
+        case OpKind::Max:
+        case OpKind::Min:
+        case OpKind::Div: break;
       }
       AOTC_CHECK(false, "no options mapping for ", op_name(node_.op));
       return NoAttrs{};

@@ -434,6 +434,10 @@ class Lowering {
   void lower_Sigmoid(const NodeProto& node) { unary(node, OpKind::Sigmoid); }
   void lower_Tanh(const NodeProto& node) { unary(node, OpKind::Tanh); }
   void lower_HardSwish(const NodeProto& node) { unary(node, OpKind::HardSwish); }
+  void lower_Softplus(const NodeProto& node) { unary(node, OpKind::Softplus); }
+  void lower_Elu(const NodeProto& node) {
+    define(node, 0, emit(OpKind::Elu, EluAttrs{attr_float(node, "alpha", 1.0f)}, {tensor(node, 0)}, node.output(0)));
+  }
 
   void clamp(const NodeProto& node, float lo, float hi) {
     define(node, 0, emit(OpKind::Clamp, ClampAttrs{lo, hi}, {tensor(node, 0)}, node.output(0)));
@@ -495,6 +499,8 @@ class Lowering {
         if (is_float_type(type)) return x / y;
         return y == 0 ? 0.0 : std::trunc(x / y);
       }, type));
+    if (!is_constant(node, 1))
+      return define(node, 0, emit(OpKind::Div, NoAttrs{}, {tensor(node, 0), tensor(node, 1)}, node.output(0)));
     ConstantValue reciprocal = constant(node, 1, "divisor");
     for (double& v : reciprocal.values) v = static_cast<float>(1.0 / v);
     const TensorId b = g_.add_constant(g_.unique_name(node.output(0) + ".reciprocal"), reciprocal.shape,
@@ -502,18 +508,22 @@ class Lowering {
     define(node, 0, emit(OpKind::Mul, NoAttrs{}, {tensor(node, 0), b}, node.output(0)));
   }
 
-  TensorId sum_inputs(const NodeProto& node) {
-    TensorId sum = tensor(node, 0);
+  // Sum, Mean, Max, Min: `op` over the inputs, left to right, broadcasting.
+  TensorId fold_inputs(const NodeProto& node, OpKind op) {
+    TensorId acc = tensor(node, 0);
     for (int k = 1; k < node.input_size(); ++k)
-      sum = emit(OpKind::Add, NoAttrs{}, {sum, tensor(node, k)}, node.output(0) + ".sum" + std::to_string(k));
-    return sum;
+      acc = emit(op, NoAttrs{}, {acc, tensor(node, k)}, node.output(0) + "." + op_name(op) + std::to_string(k));
+    return acc;
   }
-  void lower_Sum(const NodeProto& node) {
-    const TensorId sum = sum_inputs(node);
-    define(node, 0, node.input_size() == 1 ? sum : reshape(sum, g_.tensor(sum).shape, node.output(0)));
+  void define_fold(const NodeProto& node, OpKind op) {
+    const TensorId acc = fold_inputs(node, op);
+    define(node, 0, node.input_size() == 1 ? acc : reshape(acc, g_.tensor(acc).shape, node.output(0)));
   }
+  void lower_Sum(const NodeProto& node) { define_fold(node, OpKind::Add); }
+  void lower_Max(const NodeProto& node) { define_fold(node, OpKind::Max); }
+  void lower_Min(const NodeProto& node) { define_fold(node, OpKind::Min); }
   void lower_Mean(const NodeProto& node) {
-    const TensorId sum = sum_inputs(node);
+    const TensorId sum = fold_inputs(node, OpKind::Add);
     const TensorId n = scalar_constant(node.output(0) + ".reciprocal", 1.0f / static_cast<float>(node.input_size()));
     define(node, 0, emit(OpKind::Mul, NoAttrs{}, {sum, n}, node.output(0)));
   }
@@ -1194,6 +1204,7 @@ const std::map<std::string, Handler>& Lowering::handlers() {
       {"DepthToSpace", &Lowering::lower_DepthToSpace},
       {"Div", &Lowering::lower_Div},
       {"Dropout", &Lowering::lower_Dropout},
+      {"Elu", &Lowering::lower_Elu},
       {"Equal", &Lowering::lower_Equal},
       {"Expand", &Lowering::lower_Expand},
       {"Flatten", &Lowering::lower_Flatten},
@@ -1206,8 +1217,10 @@ const std::map<std::string, Handler>& Lowering::handlers() {
       {"Identity", &Lowering::lower_Identity},
       {"LeakyRelu", &Lowering::lower_LeakyRelu},
       {"MatMul", &Lowering::lower_MatMul},
+      {"Max", &Lowering::lower_Max},
       {"MaxPool", &Lowering::lower_MaxPool},
       {"Mean", &Lowering::lower_Mean},
+      {"Min", &Lowering::lower_Min},
       {"Mul", &Lowering::lower_Mul},
       {"Neg", &Lowering::lower_Neg},
       {"PRelu", &Lowering::lower_PRelu},
@@ -1223,6 +1236,7 @@ const std::map<std::string, Handler>& Lowering::handlers() {
       {"Sigmoid", &Lowering::lower_Sigmoid},
       {"Slice", &Lowering::lower_Slice},
       {"Softmax", &Lowering::lower_Softmax},
+      {"Softplus", &Lowering::lower_Softplus},
       {"Split", &Lowering::lower_Split},
       {"SpaceToDepth", &Lowering::lower_SpaceToDepth},
       {"Squeeze", &Lowering::lower_Squeeze},
