@@ -9,6 +9,8 @@ input; each output must match PyTorch's within max|a - b| <= 1e-4 * max|b|:
   them (the extra rows and columns hold the bias only), each with a bias;
 - DepthToSpace in CRD mode (PixelShuffle);
 - Split and Slice of a run-time tensor (torch.split, indexing), which become crops;
+- Gather of a run-time tensor by a constant index (x[:, 2]) and Expand of one (crops and a
+  product with ones);
 - Elu with a non-default alpha and Softplus (ONNX's own Softplus cases are opsets 1 and 6,
   older than aotc reads), after a convolution whose epilogue they join.
 
@@ -25,7 +27,7 @@ import onnx
 import torch
 
 TOLERANCE = 1e-4
-OUTPUTS = ["uncropped", "beyond", "shuffled", "split", "sliced", "elu_softplus"]
+OUTPUTS = ["uncropped", "beyond", "shuffled", "split", "sliced", "elu_softplus", "picked", "expanded"]
 HERE = Path(__file__).resolve().parent
 
 
@@ -40,7 +42,8 @@ class LoweringCases(torch.nn.Module):
         first, second = torch.split(x, [3, 5], dim=1)
         return (self.uncropped(x), self.beyond(x), torch.nn.functional.pixel_shuffle(x, 2), second[:, 1:4] * first,
                 x[:, 2:7, 1:-1, 3:],
-                torch.nn.functional.softplus(4 * torch.nn.functional.elu(self.conv(x), alpha=0.4)))
+                torch.nn.functional.softplus(4 * torch.nn.functional.elu(self.conv(x), alpha=0.4)),
+                torch.index_select(x, 3, torch.tensor([4, 0, 4])) + 1, x[:, 3:4].expand(2, 3, 5, 6) * 2)
 
 
 def run(cmd):
@@ -73,11 +76,11 @@ def main():
     padded = [n for n in nodes if n.op_type == "ConvTranspose"
               and any(a.name == "output_padding" and any(a.ints) for a in n.attribute)]
     crd = [n for n in nodes if n.op_type == "DepthToSpace" and any(a.name == "mode" and a.s == b"CRD" for a in n.attribute)]
-    counts = tuple(sum(n.op_type == op for n in nodes) for op in ("Split", "Elu", "Softplus"))
-    counts = (len(padded), len(crd)) + counts + (sum(n.op_type == "Slice" for n in nodes),)
-    if counts[:5] != (2, 1, 1, 1, 1) or counts[5] < 1:
+    counts = tuple(sum(n.op_type == op for n in nodes) for op in ("Split", "Elu", "Softplus", "Slice", "Gather", "Expand"))
+    counts = (len(padded), len(crd)) + counts
+    if counts[:5] != (2, 1, 1, 1, 1) or min(counts[5:]) < 1:
         sys.exit(f"FAILED: the export holds {counts} ConvTranspose with output_padding, DepthToSpace in CRD mode, "
-                 "Split, Elu, Softplus and Slice nodes, expected 2, 1, 1, 1, 1 and at least 1")
+                 "Split, Elu, Softplus, Slice, Gather and Expand nodes, expected 2, 1, 1, 1, 1 and at least 1 each")
 
     lib = args.workdir / "lib"
     run([args.aotc, onnx_file, "--emit=lib", "-o", lib])

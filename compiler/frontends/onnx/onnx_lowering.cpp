@@ -20,6 +20,10 @@ namespace {
 using onnx::NodeProto;
 using onnx::TensorProto;
 
+// A Gather of a run-time tensor becomes one crop per index; more than this many
+// would be a lookup table, which aotc has no op for.
+constexpr size_t kMaxGatheredIndices = 256;
+
 // A named value of the ONNX graph: an IR tensor, or a constant known at
 // compile time (made an IR constant when an IR node reads it).
 struct Value {
@@ -957,7 +961,37 @@ class Lowering {
     define(node, 0, c);
   }
 
+  // Gather of a run-time tensor by constant indices: one crop of extent 1 per
+  // index along `axis`, concatenated there, then viewed as the output's shape.
+  void gather_run_time(const NodeProto& node, const ConstantValue& indices) {
+    const Shape in = input_shape(node, 0);
+    const auto axis = static_cast<size_t>(normalized_axis(attr_int(node, "axis", 0), in.size()));
+    if (indices.values.size() > kMaxGatheredIndices)
+      unsupported(indices.values.size(), " indices into a run-time tensor (aotc gathers at most ", kMaxGatheredIndices,
+                  " as crops)");
+    std::vector<TensorId> rows;
+    for (const double raw : indices.values) {
+      auto i = static_cast<int64_t>(raw);
+      if (i < -in[axis] || i >= in[axis]) invalid("index ", i, " is out of range for dim of size ", in[axis]);
+      if (i < 0) i += in[axis];
+      PadAttrs crop;
+      crop.pads.assign(2 * in.size(), 0);
+      crop.pads[axis] = -i;
+      crop.pads[in.size() + axis] = -(in[axis] - i - 1);
+      rows.push_back(emit(OpKind::Pad, crop, {tensor(node, 0)}, node.output(0) + ".row" + std::to_string(rows.size())));
+    }
+    const TensorId gathered =
+        rows.size() == 1 ? rows[0]
+                         : emit(OpKind::Concat, AxisAttrs{static_cast<int>(axis)}, rows, node.output(0) + ".rows");
+    Shape out(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(axis));
+    out.insert(out.end(), indices.shape.begin(), indices.shape.end());
+    out.insert(out.end(), in.begin() + static_cast<std::ptrdiff_t>(axis) + 1, in.end());
+    if (out.empty()) unsupported("a gather to a scalar (aotc's tensors have rank 1 or more)");
+    define(node, 0, emit(OpKind::Reshape, ReshapeAttrs{out}, {gathered}, node.output(0)));
+  }
+
   void lower_Gather(const NodeProto& node) {
+    if (!is_constant(node, 0) && is_constant(node, 1)) return gather_run_time(node, *input(node, 1).constant);
     require_constant_inputs(node);
     const ConstantValue& data = *input(node, 0).constant;
     const ConstantValue& indices = *input(node, 1).constant;
@@ -1149,7 +1183,24 @@ class Lowering {
     define(node, 0, out);
   }
 
+  // Expand of a run-time tensor: a product with ones of the output's shape in
+  // the dims x broadcasts along (1 elsewhere), exact.
+  void expand_run_time(const NodeProto& node, const std::vector<int64_t>& dims) {
+    const Shape in = input_shape(node, 0);
+    const Shape out = broadcast_shapes(in, Shape(dims.begin(), dims.end()), ref_);
+    if (out == in) return alias(node, 0, input(node, 0));
+    Shape ones_shape(out.size(), 1);
+    for (size_t d = 0; d < out.size(); ++d) {
+      const size_t lead = out.size() - in.size();
+      if (d < lead || in[d - lead] == 1) ones_shape[d] = out[d];
+    }
+    const TensorId ones = g_.add_constant(g_.unique_name(node.output(0) + ".ones"), ones_shape,
+                                          std::vector<float>(static_cast<size_t>(num_elements(ones_shape)), 1.0f));
+    define(node, 0, emit(OpKind::Mul, NoAttrs{}, {tensor(node, 0), ones}, node.output(0)));
+  }
+
   void lower_Expand(const NodeProto& node) {
+    if (!is_constant(node, 0)) return expand_run_time(node, constant_ints(node, 1, "shape"));
     require_constant_inputs(node);
     const ConstantValue& x = *input(node, 0).constant;
     const std::vector<int64_t> dims = constant_ints(node, 1, "shape");
