@@ -7,6 +7,7 @@ input; each output must match PyTorch's within max|a - b| <= 1e-4 * max|b|:
 
 - ConvTranspose with output_padding inside the end pads (the pads shrink) and beyond
   them (the extra rows and columns hold the bias only), each with a bias;
+- a dilated ConvTranspose with a stride and output_padding (the kernel dilated with zeros);
 - DepthToSpace in CRD mode (PixelShuffle);
 - Split and Slice of a run-time tensor (torch.split, indexing), which become crops;
 - Gather of a run-time tensor by a constant index (x[:, 2]) and Expand of one (crops and a
@@ -27,7 +28,7 @@ import onnx
 import torch
 
 TOLERANCE = 1e-4
-OUTPUTS = ["uncropped", "beyond", "shuffled", "split", "sliced", "elu_softplus", "picked", "expanded"]
+OUTPUTS = ["uncropped", "beyond", "shuffled", "split", "sliced", "elu_softplus", "picked", "expanded", "dilated"]
 HERE = Path(__file__).resolve().parent
 
 
@@ -37,13 +38,14 @@ class LoweringCases(torch.nn.Module):
         self.uncropped = torch.nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1)
         self.beyond = torch.nn.ConvTranspose2d(8, 4, 3, stride=3, padding=(0, 1), output_padding=(2, 1))
         self.conv = torch.nn.Conv2d(8, 6, 3, padding=1)
+        self.dilated = torch.nn.ConvTranspose2d(8, 3, (3, 2), stride=2, padding=(2, 1), dilation=(2, 3), output_padding=1)
 
     def forward(self, x):
         first, second = torch.split(x, [3, 5], dim=1)
         return (self.uncropped(x), self.beyond(x), torch.nn.functional.pixel_shuffle(x, 2), second[:, 1:4] * first,
                 x[:, 2:7, 1:-1, 3:],
                 torch.nn.functional.softplus(4 * torch.nn.functional.elu(self.conv(x), alpha=0.4)),
-                torch.index_select(x, 3, torch.tensor([4, 0, 4])) + 1, x[:, 3:4].expand(2, 3, 5, 6) * 2)
+                torch.index_select(x, 3, torch.tensor([4, 0, 4])) + 1, x[:, 3:4].expand(2, 3, 5, 6) * 2, self.dilated(x))
 
 
 def run(cmd):
@@ -74,13 +76,17 @@ def main():
 
     nodes = onnx.load(str(onnx_file)).graph.node
     padded = [n for n in nodes if n.op_type == "ConvTranspose"
-              and any(a.name == "output_padding" and any(a.ints) for a in n.attribute)]
+              and any(a.name == "output_padding" and any(a.ints) for a in n.attribute)
+              and not any(a.name == "dilations" and a.ints != [1, 1] for a in n.attribute)]
+    dilated = [n for n in nodes if n.op_type == "ConvTranspose"
+               and any(a.name == "dilations" and a.ints == [2, 3] for a in n.attribute)]
     crd = [n for n in nodes if n.op_type == "DepthToSpace" and any(a.name == "mode" and a.s == b"CRD" for a in n.attribute)]
     counts = tuple(sum(n.op_type == op for n in nodes) for op in ("Split", "Elu", "Softplus", "Slice", "Gather", "Expand"))
-    counts = (len(padded), len(crd)) + counts
-    if counts[:5] != (2, 1, 1, 1, 1) or min(counts[5:]) < 1:
-        sys.exit(f"FAILED: the export holds {counts} ConvTranspose with output_padding, DepthToSpace in CRD mode, "
-                 "Split, Elu, Softplus, Slice, Gather and Expand nodes, expected 2, 1, 1, 1, 1 and at least 1 each")
+    counts = (len(padded), len(dilated), len(crd)) + counts
+    if counts[:6] != (2, 1, 1, 1, 1, 1) or min(counts[6:]) < 1:
+        sys.exit(f"FAILED: the export holds {counts} ConvTranspose with output_padding, dilated ConvTranspose, "
+                 "DepthToSpace in CRD mode, Split, Elu, Softplus, Slice, Gather and Expand nodes, expected 2, 1, 1, 1, "
+                 "1, 1 and at least 1 each")
 
     lib = args.workdir / "lib"
     run([args.aotc, onnx_file, "--emit=lib", "-o", lib])
