@@ -8,6 +8,7 @@ input; each output must match PyTorch's within max|a - b| <= 1e-4 * max|b|:
 - ConvTranspose with output_padding inside the end pads (the pads shrink) and beyond
   them (the extra rows and columns hold the bias only), each with a bias;
 - a dilated ConvTranspose with a stride and output_padding (the kernel dilated with zeros);
+- 1-D Conv, ConvTranspose, MaxPool and AveragePool (their 2-D forms over [N, C, 1, L]);
 - DepthToSpace in CRD mode (PixelShuffle);
 - Split and Slice of a run-time tensor (torch.split, indexing), which become crops;
 - Gather of a run-time tensor by a constant index (x[:, 2]) and Expand of one (crops and a
@@ -28,7 +29,7 @@ import onnx
 import torch
 
 TOLERANCE = 1e-4
-OUTPUTS = ["uncropped", "beyond", "shuffled", "split", "sliced", "elu_softplus", "picked", "expanded", "dilated"]
+OUTPUTS = ["uncropped", "beyond", "shuffled", "split", "sliced", "elu_softplus", "picked", "expanded", "dilated", "one_d"]
 HERE = Path(__file__).resolve().parent
 
 
@@ -38,6 +39,8 @@ class LoweringCases(torch.nn.Module):
         self.uncropped = torch.nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1)
         self.beyond = torch.nn.ConvTranspose2d(8, 4, 3, stride=3, padding=(0, 1), output_padding=(2, 1))
         self.conv = torch.nn.Conv2d(8, 6, 3, padding=1)
+        self.conv1d = torch.nn.Conv1d(8, 5, 4, stride=2, padding=(1,), dilation=2)
+        self.deconv1d = torch.nn.ConvTranspose1d(5, 3, 3, stride=2, padding=1, output_padding=1)
         self.dilated = torch.nn.ConvTranspose2d(8, 3, (3, 2), stride=2, padding=(2, 1), dilation=(2, 3), output_padding=1)
 
     def forward(self, x):
@@ -45,7 +48,9 @@ class LoweringCases(torch.nn.Module):
         return (self.uncropped(x), self.beyond(x), torch.nn.functional.pixel_shuffle(x, 2), second[:, 1:4] * first,
                 x[:, 2:7, 1:-1, 3:],
                 torch.nn.functional.softplus(4 * torch.nn.functional.elu(self.conv(x), alpha=0.4)),
-                torch.index_select(x, 3, torch.tensor([4, 0, 4])) + 1, x[:, 3:4].expand(2, 3, 5, 6) * 2, self.dilated(x))
+                torch.index_select(x, 3, torch.tensor([4, 0, 4])) + 1, x[:, 3:4].expand(2, 3, 5, 6) * 2, self.dilated(x),
+                torch.nn.functional.avg_pool1d(
+                    self.deconv1d(torch.nn.functional.max_pool1d(self.conv1d(x.reshape(1, 8, 30)), 3, 1, 1)), 2))
 
 
 def run(cmd):

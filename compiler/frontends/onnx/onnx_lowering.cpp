@@ -349,6 +349,43 @@ class Lowering {
   }
 
   // A convolution's data, constant weight and optional constant bias.
+  // A 1-D Conv, ConvTranspose, MaxPool or AveragePool (input [N, C, L]) as the
+  // 2-D one over [N, C, 1, L]: the window attributes get a leading 1 (pads and
+  // output_padding a 0), the weight a kernel row, and the output is viewed back.
+  // Returns false for other ranks, which the 2-D lowering then judges.
+  using LowerFn = void (Lowering::*)(const NodeProto&);
+  bool lowered_as_2d(const NodeProto& node, LowerFn lower) {
+    const Shape in = input_shape(node, 0);
+    if (in.size() != 3) return false;
+    NodeProto lifted = node;
+    lifted.set_input(0, node.input(0) + ".as_2d");
+    values_[lifted.input(0)] = Value{reshape(tensor(node, 0), {in[0], in[1], 1, in[2]}, lifted.input(0)), nullptr};
+    if (node.op_type() == "Conv" || node.op_type() == "ConvTranspose") {
+      ConstantValue w = constant(node, 1, "weight");
+      if (w.shape.size() != 3) invalid("weight has shape ", to_string(w.shape), " for a 1-D input");
+      w.shape.insert(w.shape.begin() + 2, 1);
+      lifted.set_input(1, node.input(1) + ".as_2d");
+      values_[lifted.input(1)] = Value{kNoTensor, std::make_shared<const ConstantValue>(std::move(w))};
+    }
+    for (onnx::AttributeProto& a : *lifted.mutable_attribute()) {
+      const std::string& name = a.name();
+      if (name != "kernel_shape" && name != "strides" && name != "dilations" && name != "pads" &&
+          name != "output_padding" && name != "output_shape")
+        continue;
+      std::vector<int64_t> v(a.ints().begin(), a.ints().end());
+      const int64_t fill = name == "pads" || name == "output_padding" ? 0 : 1;
+      if (name == "pads" && v.size() == 2) v = {0, v[0], 0, v[1]};
+      else if (v.size() == 1) v.insert(v.begin(), fill);
+      a.clear_ints();
+      for (const int64_t x : v) a.add_ints(x);
+    }
+    lifted.set_output(0, node.output(0) + ".as_2d");
+    (this->*lower)(lifted);
+    const Shape y = shape_of(value(lifted.output(0)));
+    define(node, 0, reshape(tensor(lifted.output(0)), {y[0], y[1], y[3]}, node.output(0)));
+    return true;
+  }
+
   std::vector<TensorId> conv_inputs(const NodeProto& node) {
     std::vector<TensorId> inputs = {tensor(node, 0), tensor(node, 1)};
     if (has_input(node, 2)) {
@@ -359,6 +396,7 @@ class Lowering {
   }
 
   void lower_Conv(const NodeProto& node) {
+    if (lowered_as_2d(node, &Lowering::lower_Conv)) return;
     const Shape in = input_shape(node, 0);
     require_image(node, in);
     const ConstantValue& w = constant(node, 1, "weight");
@@ -374,6 +412,7 @@ class Lowering {
   }
 
   void lower_ConvTranspose(const NodeProto& node) {
+    if (lowered_as_2d(node, &Lowering::lower_ConvTranspose)) return;
     const Shape in = input_shape(node, 0);
     require_image(node, in);
     const ConstantValue& w = constant(node, 1, "weight");
@@ -580,6 +619,7 @@ class Lowering {
 
   void lower_MaxPool(const NodeProto& node) {
     only_first_output(node);
+    if (lowered_as_2d(node, &Lowering::lower_MaxPool)) return;
     require_attr(node, "storage_order", 0, "row-major only");
     const Shape in = input_shape(node, 0);
     require_image(node, in);
@@ -587,6 +627,7 @@ class Lowering {
   }
 
   void lower_AveragePool(const NodeProto& node) {
+    if (lowered_as_2d(node, &Lowering::lower_AveragePool)) return;
     const Shape in = input_shape(node, 0);
     require_image(node, in);
     Pool2dAttrs a = pool_attrs(node, in, false);
