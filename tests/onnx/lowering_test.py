@@ -10,7 +10,8 @@ input; each output must match PyTorch's within max|a - b| <= 1e-4 * max|b|:
 - a dilated ConvTranspose with a stride and output_padding (the kernel dilated with zeros);
 - 1-D Conv, ConvTranspose, MaxPool and AveragePool (their 2-D forms over [N, C, 1, L]);
 - DepthToSpace in CRD mode (PixelShuffle);
-- Split and Slice of a run-time tensor (torch.split, indexing), which become crops;
+- Split and Slice of a run-time tensor (torch.split, indexing), which become crops, and
+  strided Slices (YOLOv5's Focus, a channel step past the end): crop, split view, crop;
 - Gather of a run-time tensor by a constant index (x[:, 2]) and Expand of one (crops and a
   product with ones);
 - Elu with a non-default alpha and Softplus (ONNX's own Softplus cases are opsets 1 and 6,
@@ -29,7 +30,7 @@ import onnx
 import torch
 
 TOLERANCE = 1e-4
-OUTPUTS = ["uncropped", "beyond", "shuffled", "split", "sliced", "elu_softplus", "picked", "expanded", "dilated", "one_d"]
+OUTPUTS = ["uncropped", "beyond", "shuffled", "split", "sliced", "elu_softplus", "picked", "expanded", "dilated", "one_d", "focus", "strided"]
 HERE = Path(__file__).resolve().parent
 
 
@@ -50,7 +51,12 @@ class LoweringCases(torch.nn.Module):
                 torch.nn.functional.softplus(4 * torch.nn.functional.elu(self.conv(x), alpha=0.4)),
                 torch.index_select(x, 3, torch.tensor([4, 0, 4])) + 1, x[:, 3:4].expand(2, 3, 5, 6) * 2, self.dilated(x),
                 torch.nn.functional.avg_pool1d(
-                    self.deconv1d(torch.nn.functional.max_pool1d(self.conv1d(x.reshape(1, 8, 30)), 3, 1, 1)), 2))
+                    self.deconv1d(torch.nn.functional.max_pool1d(self.conv1d(x.reshape(1, 8, 30)), 3, 1, 1)), 2),
+                self.focus(x[:, :, :4]), x[..., ::2, 1::4] * 3)
+
+    @staticmethod
+    def focus(y):
+        return torch.cat([y[..., ::2, ::2], y[..., 1::2, ::2], y[..., ::2, 1::2], y[:, 1::3, 1::2, 1::2]], 1)
 
 
 def run(cmd):

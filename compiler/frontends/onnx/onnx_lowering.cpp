@@ -23,6 +23,8 @@ using onnx::TensorProto;
 // A Gather of a run-time tensor becomes one crop per index; more than this many
 // would be a lookup table, which aotc has no op for.
 constexpr size_t kMaxGatheredIndices = 256;
+// A strided slice splits a dim in two; the backends handle rank 6 at most.
+constexpr size_t kMaxStridedRank = 5;
 
 // A named value of the ONNX graph: an IR tensor, or a constant known at
 // compile time (made an IR constant when an IR node reads it).
@@ -1174,23 +1176,48 @@ class Lowering {
     return c;
   }
 
-  // A window of a run-time tensor with unit steps is a crop: a pad node with
-  // negative pads (the IR's static slice).
+  // A window of a run-time tensor is a crop: a pad node with negative pads (the
+  // IR's static slice) to [begin, begin + extent * step) along each dim (zeros
+  // padded past the end where the last step reaches beyond it). A dim of step
+  // s > 1 is then split into [extent, s] by a view, cropped to the first of the
+  // s, and viewed back: every s-th element, exactly.
   void define_window(const NodeProto& node, int k, const Window& w) {
     if (is_constant(node, 0)) return define(node, k, window_of_constant(*input(node, 0).constant, w));
     const Shape in = input_shape(node, 0);
+    const std::string& name = node.output(k);
     PadAttrs crop;
     crop.pads.assign(2 * in.size(), 0);
+    Shape shape = in;
+    std::vector<size_t> strided;
     for (size_t d = 0; d < in.size(); ++d) {
-      if (w.step[d] != 1 && w.extent[d] > 1)
-        unsupported("a step of ", w.step[d], " along dim ", d, " of a run-time tensor (aotc slices with step 1)");
       if (w.extent[d] < 1) unsupported("an empty slice of dim ", d, " (aotc's tensors have no empty dims)");
+      const int64_t step = w.extent[d] > 1 ? w.step[d] : 1;
+      if (step < 0) unsupported("a step of ", step, " along dim ", d, " of a run-time tensor (aotc slices forward)");
+      if (step > 1) strided.push_back(d);
+      shape[d] = w.extent[d] * step;
       crop.pads[d] = -w.begin[d];
-      crop.pads[in.size() + d] = -(in[d] - w.begin[d] - w.extent[d]);
+      crop.pads[in.size() + d] = shape[d] - (in[d] - w.begin[d]);
     }
+    if (!strided.empty() && in.size() > kMaxStridedRank)
+      unsupported("a strided slice of a rank-", in.size(), " tensor (aotc's go to rank ", kMaxStridedRank, ")");
     const bool whole = std::all_of(crop.pads.begin(), crop.pads.end(), [](int64_t p) { return p == 0; });
-    if (whole) return alias(node, k, input(node, 0));
-    define(node, k, emit(OpKind::Pad, crop, {tensor(node, 0)}, node.output(k)));
+    if (whole && strided.empty()) return alias(node, k, input(node, 0));
+    TensorId x = whole ? tensor(node, 0) : emit(OpKind::Pad, crop, {tensor(node, 0)}, strided.empty() ? name : name + ".window");
+    for (size_t i = 0; i < strided.size(); ++i) {
+      const size_t d = strided[i];
+      const int64_t step = w.step[d];
+      Shape split = shape;
+      split[d] = w.extent[d];
+      split.insert(split.begin() + static_cast<std::ptrdiff_t>(d) + 1, step);
+      x = emit(OpKind::Reshape, ReshapeAttrs{split}, {x}, name + ".split" + std::to_string(d));
+      PadAttrs first;
+      first.pads.assign(2 * split.size(), 0);
+      first.pads[split.size() + d + 1] = -(step - 1);
+      x = emit(OpKind::Pad, first, {x}, name + ".every" + std::to_string(d));
+      shape[d] = w.extent[d];
+      x = emit(OpKind::Reshape, ReshapeAttrs{shape}, {x}, i + 1 == strided.size() ? name : name + ".strided" + std::to_string(d));
+    }
+    define(node, k, x);
   }
 
   void lower_Slice(const NodeProto& node) { define_window(node, 0, slice_window(node, input_shape(node, 0))); }
