@@ -54,6 +54,9 @@ def conv_relu_external(location):
 def valid_models():
     yield "conv_relu", conv_relu()
     yield "conv_relu_opset7", conv_relu(opset=7)
+    conv1d = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv1d")]
+    yield "conv1d", model(conv1d, [tensor_input("x", [1, 3, 8])], [tensor_input("y", [1, 4, 6])],
+                          [weight("w", (4, 3, 3), 5)])
     gemm = [helper.make_node("Flatten", ["x"], ["f"], name="flatten"),
             helper.make_node("Gemm", ["f", "w", "b"], ["y"], name="fc", transB=1)]
     yield "flatten_gemm", model(gemm, [tensor_input("x", [1, 2, 2, 2])], [tensor_input("y", [1, 5])],
@@ -117,9 +120,9 @@ def invalid_models():
     conv2d_input = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv")]
     yield "conv_on_2d_input", model(conv2d_input, [tensor_input("x", [1, 3])], [tensor_input("y", [64, 4, 6])],
                                     [weight("w", (4, 3, 3), 5)]), 2, "ONNX's shape inference crashed on the model"
-    conv1d = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv1d")]
-    yield "conv1d", model(conv1d, [tensor_input("x", [1, 3, 8])], [tensor_input("y", [1, 4, 6])],
-                          [weight("w", (4, 3, 3), 5)]), 3, "2-D form of this operator"
+    conv3d = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv3d")]
+    yield "conv3d", model(conv3d, [tensor_input("x", [1, 3, 4, 8, 8])], [tensor_input("y", [1, 4, 2, 6, 6])],
+                          [weight("w", (4, 3, 3, 3, 3), 5)]), 3, "2-D form of this operator"
     reflect = [helper.make_node("Pad", ["x", "pads"], ["y"], name="pad", mode="reflect")]
     yield "pad_reflect", model(reflect, [tensor_input("x", [1, 1, 4, 4])], [tensor_input("y", [1, 1, 6, 6])],
                                [numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads")]), 3, \
