@@ -350,7 +350,6 @@ class Lowering {
                   "; aotc lowers the 2-D form of this operator (4-D NCHW input)");
   }
 
-  // A convolution's data, constant weight and optional constant bias.
   // A 1-D Conv, ConvTranspose, MaxPool or AveragePool (input [N, C, L]) as the
   // 2-D one over [N, C, 1, L]: the window attributes get a leading 1 (pads and
   // output_padding a 0), the weight a kernel row, and the output is viewed back.
@@ -388,6 +387,7 @@ class Lowering {
     return true;
   }
 
+  // A convolution's data, constant weight and optional constant bias.
   std::vector<TensorId> conv_inputs(const NodeProto& node) {
     std::vector<TensorId> inputs = {tensor(node, 0), tensor(node, 1)};
     if (has_input(node, 2)) {
