@@ -23,7 +23,8 @@ struct BufferRef {
 };
 
 // One distinct kernel. `compile` writes an object file defining `function`
-// (int function(void* user_context, halide_buffer_t*... args)) for `target`,
+// (int function(void* user_context, halide_buffer_t*... args)) and its argv
+// entry point `function`_argv (int (void** args), which the runner calls) for `target`,
 // copied from the kernel cache in `cache_dir` when that holds it (empty: no
 // cache; backends/halide/kernel_cache.h).
 struct KernelSource {

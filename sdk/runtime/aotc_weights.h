@@ -2,8 +2,8 @@
 // library's model: its header (aotc_weights_header in aotc/aotc.h: magic,
 // version, model name, fingerprint, payload size) and the CRC-32 of its
 // payload. aotc embeds this file in every library with external weights: the
-// CPU runner includes it through aotc_runtime.h, a GPU library's CUDA source
-// directly. Weak and `extern "C"` with a versioned prefix, like aotc_runtime.h:
+// CPU runtime includes it (aotc_runtime.cpp), a GPU library's CUDA source
+// directly. Weak and `extern "C"` with a versioned prefix, like the runtime:
 // libraries linked into one app share one copy. No allocation, no libstdc++.
 #ifndef AOTC_WEIGHTS_H_
 #define AOTC_WEIGHTS_H_

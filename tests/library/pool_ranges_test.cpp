@@ -1,4 +1,4 @@
-// The worker pool's loop splitting (sdk/runtime/aotc_runtime.h), driven directly
+// The worker pool's loop splitting (sdk/runtime/aotc_runtime.cpp), driven directly
 // through the runtime a model library carries:
 //  - every iteration of a loop runs exactly once, for loop sizes 2..150 on 2, 3
 //    and 4 threads, including loops smaller than the thread count;

@@ -1,4 +1,4 @@
-// The worker pool behind the kernels' parallel loops (sdk/runtime/aotc_runtime.h),
+// The worker pool behind the kernels' parallel loops (sdk/runtime/aotc_runtime.cpp),
 // observed through the process's own threads rather than through timing:
 //  - set_num_threads(3) starts two workers, and runs with them match the reference;
 //  - the workers do work: their CPU time grows over runs of parallel kernels;

@@ -7,6 +7,7 @@
 
 #include "backends/halide/group_plan.h"
 #include "package/embedded_runtime.h"
+#include "package/embedded_runtime_source.h"
 #include "package/embedded_weights.h"
 #include "package/weights_file.h"
 
@@ -30,11 +31,18 @@ LibraryParts build_halide_library(const Graph& g, const BackendOptions& options)
   parts.name = model->name;
   parts.header = model_header(*model, options.producer, options.external_weights);
   parts.objects = library_objects(*objects);
+  const std::vector<std::string> compile = {options.cxx,         "-std=c++17", "-O2", "-fPIC", "-fno-exceptions",
+                                            "-fno-rtti",         "-I",         AOTC_HALIDE_INCLUDE_DIR};
   parts.sources.push_back({.file = "runner.cpp",
                            .text = runner_source(*model, options.external_weights),
-                           .compile = {options.cxx, "-std=c++17", "-O2", "-fPIC", "-fno-exceptions", "-fno-rtti", "-I",
-                                       AOTC_HALIDE_INCLUDE_DIR},
+                           .compile = compile,
                            .what = "compiling the generated runner"});
+  // The same text and command for every model of a target: a compiler cache keeps its object.
+  parts.sources.push_back({.file = "aotc_runtime.cpp",
+                           .text = kRuntimeSource,
+                           .compile = compile,
+                           .what = "compiling the runtime",
+                           .role = ObjectRole::kRuntime});
   parts.includes.emplace_back("aotc_runtime.h", kRuntimeHeader);
   parts.includes.emplace_back("aotc_weights.h", kWeightsHeader);
   const ReportContext about{options.producer, options.target, static_cast<int64_t>(model->weights.size()),

@@ -1,6 +1,7 @@
 // The Halide CPU backend's library (backends/backend.h): plans the groups and
 // the memory, lowers every node onto a Halide kernel, compiles the kernels and
-// the generated runner (straight-line C++ over the arena, Halide's ABI), and
+// the generated runner (a table of kernel calls over the arena, which the
+// runtime walks), and
 // writes the header and report of a CPU library.
 #pragma once
 
