@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
 
 #include "package/package.h"
@@ -92,8 +93,11 @@ PackageResult write_library(const LibraryParts& parts, const PackageOptions& opt
 
   for (const auto& [file, text] : parts.includes) write_text(work / file, text);
 
+  // The generated sources' compiles and the weights' assembly are independent:
+  // they run at the same time, and every one has ended before an error is raised.
   std::vector<LibraryObject> objects = parts.objects;
   std::vector<fs::path> shipped;
+  std::vector<std::future<void>> tools;
   for (const GeneratedSource& source : parts.sources) {
     const fs::path file = work / source.file;
     const fs::path object = fs::path(file).replace_extension(".o");
@@ -104,7 +108,7 @@ PackageResult write_library(const LibraryParts& parts, const PackageOptions& opt
     std::vector<std::string> command = options.compiler_launcher;
     command.insert(command.end(), source.compile.begin(), source.compile.end());
     command.insert(command.end(), {"-I", ".", "-c", source.file, "-o", object.filename().string()});
-    run_tool(command, source.what, work.string());
+    tools.push_back(std::async(std::launch::async, run_tool, command, source.what, work.string()));
     objects.push_back({object.string(), source.role});
     if (source.shipped) shipped.push_back(file);
   }
@@ -116,10 +120,14 @@ PackageResult write_library(const LibraryParts& parts, const PackageOptions& opt
     write_text(work / "weights.bin", std::string(parts.weights.begin(), parts.weights.end()));
     write_text(work / "weights.S",
                weights_assembly("aotc_" + c_identifier(parts.name) + "_weights", (work / "weights.bin").string()));
-    run_tool({options.assembler, "-c", (work / "weights.S").string(), "-o", (work / "weights.o").string()},
-             "assembling the weights");
+    tools.push_back(std::async(std::launch::async, run_tool,
+                               std::vector<std::string>{options.assembler, "-c", (work / "weights.S").string(), "-o",
+                                                        (work / "weights.o").string()},
+                               std::string("assembling the weights"), std::string()));
     objects.push_back({(work / "weights.o").string(), ObjectRole::kWeights});
   }
+  for (std::future<void>& tool : tools) tool.wait();
+  for (std::future<void>& tool : tools) tool.get();  // the first failure, in the order above
 
   // The footprint: image bytes of the objects by role; the weights are counted as their blob.
   PackageFacts facts;

@@ -1,5 +1,6 @@
 #include "support/subprocess.h"
 
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,8 +14,10 @@ namespace aotc {
 
 CommandResult run_command(const std::vector<std::string>& argv, const std::string& cwd) {
   CommandResult result;
+  // Close-on-exec: a tool that another thread starts meanwhile must not inherit
+  // this pipe's write end, or this read would wait for that tool to end too.
   int pipe_fds[2];
-  if (argv.empty() || pipe(pipe_fds) != 0) return result;
+  if (argv.empty() || pipe2(pipe_fds, O_CLOEXEC) != 0) return result;
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);

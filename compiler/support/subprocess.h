@@ -12,7 +12,8 @@ struct CommandResult {
 };
 
 // Runs argv[0] (looked up on PATH) with the given arguments, in the directory
-// `cwd` (empty: this process's), and waits for it.
+// `cwd` (empty: this process's), and waits for it. Threads may run commands at
+// the same time.
 CommandResult run_command(const std::vector<std::string>& argv, const std::string& cwd = "");
 
 // "a b 'c d'": for messages.
