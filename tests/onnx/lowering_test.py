@@ -12,6 +12,8 @@ input; each output must match PyTorch's within max|a - b| <= 1e-4 * max|b|:
 - DepthToSpace in CRD mode (PixelShuffle);
 - Split and Slice of a run-time tensor (torch.split, indexing), which become crops, and
   strided Slices (YOLOv5's Focus, a channel step past the end): crop, split view, crop;
+- Slice with negative steps (torch.flip): the forward window, then reversed by crops;
+- MatMul by a constant with batch dims (broadcast): one linear layer per matrix;
 - Gather of a run-time tensor by a constant index (x[:, 2]) and Expand of one (crops and a
   product with ones);
 - Elu with a non-default alpha and Softplus (ONNX's own Softplus cases are opsets 1 and 6,
@@ -28,9 +30,11 @@ from pathlib import Path
 import numpy as np
 import onnx
 import torch
+from onnx import numpy_helper
 
 TOLERANCE = 1e-4
-OUTPUTS = ["uncropped", "beyond", "shuffled", "split", "sliced", "elu_softplus", "picked", "expanded", "dilated", "one_d", "focus", "strided"]
+OUTPUTS = ["uncropped", "beyond", "shuffled", "split", "sliced", "elu_softplus", "picked", "expanded", "dilated", "one_d",
+           "focus", "strided", "flipped", "batched"]
 HERE = Path(__file__).resolve().parent
 
 
@@ -43,6 +47,7 @@ class LoweringCases(torch.nn.Module):
         self.conv1d = torch.nn.Conv1d(8, 5, 4, stride=2, padding=(1,), dilation=2)
         self.deconv1d = torch.nn.ConvTranspose1d(5, 3, 3, stride=2, padding=1, output_padding=1)
         self.dilated = torch.nn.ConvTranspose2d(8, 3, (3, 2), stride=2, padding=(2, 1), dilation=(2, 3), output_padding=1)
+        self.register_buffer("matrices", torch.randn(2, 6, 4))
 
     def forward(self, x):
         first, second = torch.split(x, [3, 5], dim=1)
@@ -52,7 +57,8 @@ class LoweringCases(torch.nn.Module):
                 torch.index_select(x, 3, torch.tensor([4, 0, 4])) + 1, x[:, 3:4].expand(2, 3, 5, 6) * 2, self.dilated(x),
                 torch.nn.functional.avg_pool1d(
                     self.deconv1d(torch.nn.functional.max_pool1d(self.conv1d(x.reshape(1, 8, 30)), 3, 1, 1)), 2),
-                self.focus(x[:, :, :4]), x[..., ::2, 1::4] * 3)
+                self.focus(x[:, :, :4]), x[..., ::2, 1::4] * 3, torch.flip(x[:, 1:4, :, 1:], [1, 3]) * 2,
+                torch.matmul(x[:, 2:4], self.matrices))
 
     @staticmethod
     def focus(y):
@@ -85,19 +91,24 @@ def main():
         torch.onnx.export(model, x, str(onnx_file), opset_version=13, input_names=["x"],
                           output_names=OUTPUTS)
 
-    nodes = onnx.load(str(onnx_file)).graph.node
+    graph = onnx.load(str(onnx_file)).graph
+    nodes = graph.node
     padded = [n for n in nodes if n.op_type == "ConvTranspose"
               and any(a.name == "output_padding" and any(a.ints) for a in n.attribute)
               and not any(a.name == "dilations" and a.ints != [1, 1] for a in n.attribute)]
     dilated = [n for n in nodes if n.op_type == "ConvTranspose"
                and any(a.name == "dilations" and a.ints == [2, 3] for a in n.attribute)]
     crd = [n for n in nodes if n.op_type == "DepthToSpace" and any(a.name == "mode" and a.s == b"CRD" for a in n.attribute)]
+    constants = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    constants.update({n.output[0]: numpy_helper.to_array(n.attribute[0].t) for n in nodes if n.op_type == "Constant"})
+    backwards = [n for n in nodes if n.op_type == "Slice" and len(n.input) > 4 and (constants[n.input[4]] < 0).any()]
+    batched = [n for n in nodes if n.op_type == "MatMul" and n.input[1] in constants and constants[n.input[1]].ndim == 3]
     counts = tuple(sum(n.op_type == op for n in nodes) for op in ("Split", "Elu", "Softplus", "Slice", "Gather", "Expand"))
-    counts = (len(padded), len(dilated), len(crd)) + counts
+    counts = (len(padded), len(dilated), len(crd)) + counts + (len(backwards), len(batched))
     if counts[:6] != (2, 1, 1, 1, 1, 1) or min(counts[6:]) < 1:
         sys.exit(f"FAILED: the export holds {counts} ConvTranspose with output_padding, dilated ConvTranspose, "
-                 "DepthToSpace in CRD mode, Split, Elu, Softplus, Slice, Gather and Expand nodes, expected 2, 1, 1, 1, "
-                 "1, 1 and at least 1 each")
+                 "DepthToSpace in CRD mode, Split, Elu, Softplus, Slice, Gather, Expand, Slice with a negative step and "
+                 "MatMul by a constant 3-D tensor nodes, expected 2, 1, 1, 1, 1, 1 and at least 1 each")
 
     lib = args.workdir / "lib"
     run([args.aotc, onnx_file, "--emit=lib", "-o", lib])

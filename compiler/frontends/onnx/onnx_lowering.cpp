@@ -206,6 +206,21 @@ class Lowering {
     if (g_.tensor(x).shape == shape) return x;
     return emit(OpKind::Reshape, ReshapeAttrs{shape}, {x}, name);
   }
+  // Elements `indices` (in range, at most kMaxGatheredIndices) of x along `axis`, in
+  // that order: a crop of extent 1 per index (a pad node with negative pads),
+  // concatenated along `axis`.
+  TensorId gather_crops(TensorId x, size_t axis, const std::vector<int64_t>& indices, const std::string& name) {
+    const Shape in = g_.tensor(x).shape;
+    std::vector<TensorId> rows;
+    for (const int64_t i : indices) {
+      PadAttrs crop;
+      crop.pads.assign(2 * in.size(), 0);
+      crop.pads[axis] = -i;
+      crop.pads[in.size() + axis] = -(in[axis] - i - 1);
+      rows.push_back(emit(OpKind::Pad, crop, {x}, indices.size() == 1 ? name : name + ".row" + std::to_string(rows.size())));
+    }
+    return rows.size() == 1 ? rows[0] : emit(OpKind::Concat, AxisAttrs{static_cast<int>(axis)}, rows, name);
+  }
 
   // Output k of `node` is the IR tensor `id`; its shape must be the one ONNX inferred.
   void define(const NodeProto& node, int k, TensorId id) {
@@ -743,24 +758,55 @@ class Lowering {
     define(node, 0, emit(OpKind::Add, NoAttrs{}, {product, addend}, name));
   }
 
-  // A[..., K] x B[K, N] with a constant B, as linear over the rows of A.
-  void lower_MatMul(const NodeProto& node) {
-    const Shape a = input_shape(node, 0);
-    const ConstantValue& b = constant(node, 1, "B");
-    if (a.size() < 2 || b.shape.size() != 2 || a.back() != b.shape[0])
-      unsupported("MatMul of ", to_string(a), " by ", to_string(b.shape), " (aotc multiplies by a constant matrix)");
-    const int64_t k = b.shape[0], n = b.shape[1];
+  // Matrix `m` of a constant B[..., K, N] (its matrices flattened), as a linear
+  // layer's weight [N, K].
+  TensorId matmul_weight(const NodeProto& node, const ConstantValue& b, int64_t m) {
+    const int64_t k = b.shape[b.shape.size() - 2], n = b.shape.back();
     std::vector<float> weight(static_cast<size_t>(n * k));
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < k; ++j)
-        weight[static_cast<size_t>(i * k + j)] = static_cast<float>(b.values[static_cast<size_t>(j * n + i)]);
+        weight[static_cast<size_t>(i * k + j)] = static_cast<float>(b.values[static_cast<size_t>((m * k + j) * n + i)]);
+    return g_.add_constant(g_.unique_name(node.input(1) + ".weight"), {n, k}, weight);
+  }
+
+  // A[..., M, K] x B[..., K, N] with a constant B, batch dims broadcast as NumPy's
+  // matmul does. A B of one matrix is a linear layer over the rows of A; else
+  // each matrix of the output is one (over A's matching matrix, a crop), and
+  // they are concatenated (at most kMaxGatheredIndices).
+  void lower_MatMul(const NodeProto& node) {
+    const Shape a = input_shape(node, 0);
+    const ConstantValue& b = constant(node, 1, "B");
+    if (a.size() < 2 || b.shape.size() < 2 || a.back() != b.shape[b.shape.size() - 2])
+      unsupported("MatMul of ", to_string(a), " by ", to_string(b.shape),
+                  " (aotc multiplies matrices by constant matrices)");
+    const int64_t m = a[a.size() - 2], k = a.back(), n = b.shape.back();
+    const Shape a_batch(a.begin(), a.end() - 2), b_batch(b.shape.begin(), b.shape.end() - 2);
+    Shape out = broadcast_shapes(a_batch, b_batch, ref_);
+    const Shape out_batch = out;
+    out.insert(out.end(), {m, n});
     const std::string& name = node.output(0);
-    const TensorId rows = reshape(tensor(node, 0), {num_elements(a) / k, k}, name + ".rows");
-    const TensorId w = g_.add_constant(g_.unique_name(node.input(1) + ".weight"), {n, k}, weight);
-    const TensorId product_rows = emit(OpKind::Linear, NoAttrs{}, {rows, w}, name);
-    Shape out = a;
-    out.back() = n;
-    define(node, 0, reshape(product_rows, out, name + ".shaped"));
+    if (num_elements(b_batch) == 1) {
+      const TensorId rows = reshape(tensor(node, 0), {num_elements(a) / k, k}, name + ".rows");
+      const TensorId product_rows = emit(OpKind::Linear, NoAttrs{}, {rows, matmul_weight(node, b, 0)}, name);
+      return define(node, 0, reshape(product_rows, out, name + ".shaped"));
+    }
+    const int64_t batch = num_elements(out_batch);
+    if (static_cast<size_t>(batch) > kMaxGatheredIndices)
+      unsupported("MatMul of ", to_string(a), " by ", to_string(b.shape), ": ", batch,
+                  " matrix products (aotc makes at most ", kMaxGatheredIndices, ")");
+    const TensorId a_matrices = reshape(tensor(node, 0), {num_elements(a_batch), m, k}, name + ".a_matrices");
+    std::vector<TensorId> products;
+    for_each_index(out_batch, [&](const std::vector<int64_t>& index) {
+      const std::string part = name + ".matrix" + std::to_string(products.size());
+      const TensorId a_matrix =
+          reshape(gather_crops(a_matrices, 0, {broadcast_index(index, out_batch, a_batch)}, part + ".a"), {m, k},
+                  part + ".a_rows");
+      const TensorId product = emit(OpKind::Linear, NoAttrs{},
+                                    {a_matrix, matmul_weight(node, b, broadcast_index(index, out_batch, b_batch))}, part);
+      products.push_back(reshape(product, {1, m, n}, part + ".stacked"));
+    });
+    const TensorId stacked = emit(OpKind::Concat, AxisAttrs{0}, products, name + ".matrices");
+    define(node, 0, reshape(stacked, out, name));
   }
 
   void lower_Flatten(const NodeProto& node) {
@@ -1046,20 +1092,13 @@ class Lowering {
     if (indices.values.size() > kMaxGatheredIndices)
       unsupported(indices.values.size(), " indices into a run-time tensor (aotc gathers at most ", kMaxGatheredIndices,
                   " as crops)");
-    std::vector<TensorId> rows;
+    std::vector<int64_t> in_range;
     for (const double raw : indices.values) {
       auto i = static_cast<int64_t>(raw);
       if (i < -in[axis] || i >= in[axis]) invalid("index ", i, " is out of range for dim of size ", in[axis]);
-      if (i < 0) i += in[axis];
-      PadAttrs crop;
-      crop.pads.assign(2 * in.size(), 0);
-      crop.pads[axis] = -i;
-      crop.pads[in.size() + axis] = -(in[axis] - i - 1);
-      rows.push_back(emit(OpKind::Pad, crop, {tensor(node, 0)}, node.output(0) + ".row" + std::to_string(rows.size())));
+      in_range.push_back(i < 0 ? i + in[axis] : i);
     }
-    const TensorId gathered =
-        rows.size() == 1 ? rows[0]
-                         : emit(OpKind::Concat, AxisAttrs{static_cast<int>(axis)}, rows, node.output(0) + ".rows");
+    const TensorId gathered = gather_crops(tensor(node, 0), axis, in_range, node.output(0) + ".rows");
     Shape out(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(axis));
     out.insert(out.end(), indices.shape.begin(), indices.shape.end());
     out.insert(out.end(), in.begin() + static_cast<std::ptrdiff_t>(axis) + 1, in.end());
@@ -1180,11 +1219,23 @@ class Lowering {
   // IR's static slice) to [begin, begin + extent * step) along each dim (zeros
   // padded past the end where the last step reaches beyond it). A dim of step
   // s > 1 is then split into [extent, s] by a view, cropped to the first of the
-  // s, and viewed back: every s-th element, exactly.
-  void define_window(const NodeProto& node, int k, const Window& w) {
-    if (is_constant(node, 0)) return define(node, k, window_of_constant(*input(node, 0).constant, w));
+  // s, and viewed back: every s-th element, exactly. A negative step -s is the
+  // window of step s over the same elements, then reversed (gather_crops).
+  void define_window(const NodeProto& node, int k, const Window& backwards) {
+    if (is_constant(node, 0)) return define(node, k, window_of_constant(*input(node, 0).constant, backwards));
     const Shape in = input_shape(node, 0);
-    const std::string& name = node.output(k);
+    Window w = backwards;
+    std::vector<size_t> reversed;
+    for (size_t d = 0; d < in.size(); ++d) {
+      if (w.step[d] > 0 || w.extent[d] <= 1) continue;
+      if (static_cast<size_t>(w.extent[d]) > kMaxGatheredIndices)
+        unsupported("a step of ", w.step[d], " over ", w.extent[d], " elements of dim ", d,
+                    " of a run-time tensor (aotc reverses at most ", kMaxGatheredIndices, " as crops)");
+      w.begin[d] += (w.extent[d] - 1) * w.step[d];
+      w.step[d] = -w.step[d];
+      reversed.push_back(d);
+    }
+    const std::string name = reversed.empty() ? node.output(k) : node.output(k) + ".forward";
     PadAttrs crop;
     crop.pads.assign(2 * in.size(), 0);
     Shape shape = in;
@@ -1192,7 +1243,6 @@ class Lowering {
     for (size_t d = 0; d < in.size(); ++d) {
       if (w.extent[d] < 1) unsupported("an empty slice of dim ", d, " (aotc's tensors have no empty dims)");
       const int64_t step = w.extent[d] > 1 ? w.step[d] : 1;
-      if (step < 0) unsupported("a step of ", step, " along dim ", d, " of a run-time tensor (aotc slices forward)");
       if (step > 1) strided.push_back(d);
       shape[d] = w.extent[d] * step;
       crop.pads[d] = -w.begin[d];
@@ -1201,7 +1251,7 @@ class Lowering {
     if (!strided.empty() && in.size() > kMaxStridedRank)
       unsupported("a strided slice of a rank-", in.size(), " tensor (aotc's go to rank ", kMaxStridedRank, ")");
     const bool whole = std::all_of(crop.pads.begin(), crop.pads.end(), [](int64_t p) { return p == 0; });
-    if (whole && strided.empty()) return alias(node, k, input(node, 0));
+    if (whole && strided.empty() && reversed.empty()) return alias(node, k, input(node, 0));
     TensorId x = whole ? tensor(node, 0) : emit(OpKind::Pad, crop, {tensor(node, 0)}, strided.empty() ? name : name + ".window");
     for (size_t i = 0; i < strided.size(); ++i) {
       const size_t d = strided[i];
@@ -1216,6 +1266,13 @@ class Lowering {
       x = emit(OpKind::Pad, first, {x}, name + ".every" + std::to_string(d));
       shape[d] = w.extent[d];
       x = emit(OpKind::Reshape, ReshapeAttrs{shape}, {x}, i + 1 == strided.size() ? name : name + ".strided" + std::to_string(d));
+    }
+    for (size_t i = 0; i < reversed.size(); ++i) {
+      const size_t d = reversed[i];
+      std::vector<int64_t> descending(static_cast<size_t>(w.extent[d]));
+      for (size_t j = 0; j < descending.size(); ++j) descending[j] = w.extent[d] - 1 - static_cast<int64_t>(j);
+      x = gather_crops(x, d, descending,
+                       i + 1 == reversed.size() ? node.output(k) : node.output(k) + ".reversed" + std::to_string(d));
     }
     define(node, k, x);
   }
