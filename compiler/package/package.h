@@ -39,7 +39,7 @@ struct PackageFacts {
 // A generated source the packager writes into the work directory, beside the
 // header it includes, and compiles into one of the library's objects.
 struct GeneratedSource {
-  std::string file;  // its name in the work directory: runner.cpp, <name>_stubs.cu
+  std::string file;  // its name in the work directory: runner.cpp, <name>_stubs.cpp
   std::string text;
   // The compiler and its flags; the packager appends -I <work> -c <file> -o <object>.
   std::vector<std::string> compile;

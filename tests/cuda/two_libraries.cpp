@@ -1,6 +1,7 @@
-// Two GPU model libraries in one app (each archive carries the static CUDA runtime;
-// the stubs' runtime has internal linkage): it links, and without a GPU both models
-// say kDeviceUnavailable with a message. Built by tests/cuda/CMakeLists.txt.
+// Two GPU model libraries in one app (each archive carries the static CUDA runtime
+// and aotc's CUDA runtime, whose members the linker takes from the first archive
+// that has them): it links, and without a GPU both models say kDeviceUnavailable
+// with a message. Built by tests/cuda/CMakeLists.txt.
 #include <cstdio>
 
 #include "mobilenet_v2.h"

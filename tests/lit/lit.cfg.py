@@ -23,6 +23,6 @@ if os.path.exists("/usr/local/cuda/bin/nvcc"):
 # FileCheck and not come from Debian's llvm-14-tools.
 config.environment["PATH"] = os.pathsep.join([llvm_bin, config.environment.get("PATH", os.environ.get("PATH", ""))])
 for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "AOTC_KERNEL_CACHE", "AOTC_COMPILER_LAUNCHER",
-            "CCACHE_DIR", "CCACHE_NOHASHDIR"):
+            "CCACHE_DIR"):
     if var in os.environ:
         config.environment[var] = os.environ[var]

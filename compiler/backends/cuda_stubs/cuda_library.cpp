@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "package/embedded_cuda_runtime.h"
+#include "package/embedded_cuda_runtime_source.h"
 #include "package/embedded_weights.h"
 #include "package/report.h"
 #include "support/error.h"
@@ -19,6 +20,9 @@
 #endif
 #ifndef AOTC_HALIDE_INCLUDE_DIR
 #error "AOTC_HALIDE_INCLUDE_DIR must name the directory of HalideRuntimeCuda.h"
+#endif
+#ifndef AOTC_CUDA_INCLUDE_DIR
+#error "AOTC_CUDA_INCLUDE_DIR must name the directory of cuda_runtime.h (empty when CMake found none)"
 #endif
 #ifndef AOTC_CUDART_STATIC
 #error "AOTC_CUDART_STATIC must name libcudart_static.a (empty when CMake found none)"
@@ -116,14 +120,23 @@ LibraryParts build_cuda_library(const Graph& g, const BackendOptions& options) {
   parts.name = model->name;
   parts.header = cuda_model_header(*model, options.producer);
   parts.objects = library_objects(*halide);
-  parts.sources.push_back({.file = model->name + "_stubs.cu",
+  // The stubs hold no device code: the host compiler builds them. The runtime has
+  // the same text and command for every model of a capability: a compiler cache keeps its object.
+  parts.sources.push_back({.file = model->name + "_stubs.cpp",
                            .text = model->source,
-                           .compile = {AOTC_NVCC, "-std=c++17", "-O3", "-Xcompiler", "-fPIC", "-gencode",
-                                       "arch=compute_" + sm + ",code=[sm_" + sm + ",compute_" + sm + "]", "-I",
-                                       AOTC_HALIDE_INCLUDE_DIR},
-                           .what = "compiling the CUDA stubs with nvcc",
+                           .compile = {options.cxx, "-std=c++17", "-O2", "-fPIC", "-DAOTC_CUDA_SM=" + sm, "-I",
+                                       AOTC_CUDA_INCLUDE_DIR, "-I", AOTC_HALIDE_INCLUDE_DIR},
+                           .what = "compiling the CUDA stubs",
                            .shipped = true});
-  parts.includes.emplace_back("aotc_cuda_runtime.cuh", kCudaRuntimeHeader);
+  parts.sources.push_back({.file = "aotc_cuda_runtime.cu",
+                           .text = kCudaRuntimeSource,
+                           // --generate-code, not its short form -gencode, which ccache 4.7 takes
+                           // for -g and then keys on the working directory, a new one per compile.
+                           .compile = {AOTC_NVCC, "-std=c++17", "-O3", "-Xcompiler", "-fPIC", "-DAOTC_CUDA_SM=" + sm,
+                                       "--generate-code=arch=compute_" + sm + ",code=[sm_" + sm + ",compute_" + sm + "]"},
+                           .what = "compiling the CUDA runtime with nvcc",
+                           .role = ObjectRole::kRuntime});
+  parts.includes.emplace_back("aotc_cuda_runtime.h", kCudaRuntimeHeader);
   if (options.external_weights) parts.includes.emplace_back("aotc_weights.h", kWeightsHeader);
   // The static CUDA runtime's members go into the archive, so that apps link the
   // library alone (cudart itself loads the driver when first used).

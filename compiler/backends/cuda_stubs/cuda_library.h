@@ -1,8 +1,9 @@
 // The GPU library of the CUDA stub backend (backends/backend.h): chooses each
-// group's backend (choose_gpu_backends.h), emits the CUDA source
-// (lower_cuda_stubs.h), compiles its Halide CUDA kernels with Halide and the
-// source with nvcc, and hands the packager those objects with the static CUDA
-// runtime to merge into lib<name>.a, beside <name>.h and <name>.report.json.
+// group's backend (choose_gpu_backends.h), emits the stubs (lower_cuda_stubs.h),
+// compiles its Halide CUDA kernels with Halide, and hands the packager those
+// objects, the stubs (for the host compiler), aotc's CUDA runtime (for nvcc) and
+// the static CUDA runtime to merge into lib<name>.a, beside <name>.h and
+// <name>.report.json.
 // cuDNN is not linked: the library loads libcudnn.so.9 when a model is created.
 #pragma once
 

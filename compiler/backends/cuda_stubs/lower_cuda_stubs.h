@@ -1,9 +1,9 @@
 // The CUDA fallback-stub backend: turns an optimised graph into one readable
-// CUDA C++ file, one function per fused group, that runs the whole model on an
-// NVIDIA GPU. A group the backend plan (choose_gpu_backends.h) gives to Halide
+// C++ file (host code only, built by the host compiler), one function per fused
+// group, that runs the whole model on an NVIDIA GPU. A group the backend plan (choose_gpu_backends.h) gives to Halide
 // calls its Halide CUDA kernel (compiled by the packager); of the others,
 // convolutions go to cuDNN (loaded with dlopen at create time), the other ops
-// to the small kernels of sdk/runtime/aotc_cuda_runtime.cuh, fused epilogues
+// to the small kernels of sdk/runtime/aotc_cuda_runtime.cu, fused epilogues
 // to one elementwise kernel after the op. Tensors keep the graph's
 // NCHW layout and the memory plan's offsets, in one device arena that also
 // holds the weights (uploaded once, at create, from the library or from the

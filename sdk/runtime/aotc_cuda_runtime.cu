@@ -1,36 +1,26 @@
-// The CUDA runtime of a model library: aotc's generated .cu (one per model)
-// includes this file and calls one function per op. Tensors are dense,
-// row-major NCHW float32 in device memory. The semantics of every op are those
-// of the reference evaluator (compiler/reference/evaluator.cpp); where it
-// computes in double, so do the kernels below, and they use the _rn intrinsics
-// where nvcc could otherwise contract a multiply and an add into an FMA that
-// the reference does not do (sample positions, affine, chained add/mul).
+// The CUDA runtime every GPU library carries (aotc_cuda_runtime.h says what
+// the generated stubs call): the cuDNN loader and convolution plans, and one
+// small kernel per op family that cuDNN does not run. aotc embeds this file and
+// nvcc compiles it as the library's own object, with the same text and command
+// for every model of a CUDA capability, so that a compiler cache (ccache)
+// compiles it once; the stubs, plain C++, build with the host compiler.
 //
-// - Internal linkage throughout (an anonymous namespace): two model libraries
-//   in one app each carry their own copy.
-// - cuDNN is not linked: libcudnn.so.9 is dlopen'ed by device_open. The CUDA
-//   runtime is (static cudart).
-// - Only device_open and conv_plan_create allocate; the per-run functions
-//   launch on Device::stream and return kOk or a status with Device::error set.
-#ifndef AOTC_CUDA_RUNTIME_CUH_
-#define AOTC_CUDA_RUNTIME_CUH_
+// The semantics of every op are those of the reference evaluator
+// (compiler/reference/evaluator.cpp); where it computes in double, so do the
+// kernels below, and they use the _rn intrinsics where nvcc could otherwise
+// contract a multiply and an add into an FMA that the reference does not do
+// (sample positions, affine, chained add/mul). cuDNN is not linked:
+// libcudnn.so.9 is dlopen'ed by device_open. The CUDA runtime is (static cudart).
+// Helpers and kernels are static; what the header declares is the interface.
+#include "aotc_cuda_runtime.h"
 
-#include <cuda_runtime.h>
-#include <cudnn.h>
 #include <dlfcn.h>
 
 #include <cmath>
 #include <cstdarg>
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
-
-#ifdef AOTC_HALIDE_CUDA
-#include <mutex>
-
-#include "HalideRuntimeCuda.h"
-#endif
 
 // The cuDNN functions used, without their "cudnn" prefix.
 #define AOTC_CUDNN_FUNCTIONS(X)                                                                       \
@@ -43,12 +33,8 @@
   X(ConvolutionForward) X(CreateActivationDescriptor) X(SetActivationDescriptor)                     \
   X(DestroyActivationDescriptor) X(ConvolutionBiasActivationForward)
 
-namespace aotc_cuda {
-namespace {
+namespace AOTC_CUDA_NS {
 
-constexpr int kOk = 0, kKernelFailed = 5, kInvalidArgument = 6, kDeviceUnavailable = 7;
-constexpr int kMaxRank = 6;
-constexpr int kMaxPostOps = 6;
 constexpr int kThreads = 256;         // per block
 constexpr int64_t kMaxBlocks = 65535;  // grid-stride loops cover the rest
 constexpr size_t kMaxConvWorkspace = size_t{256} << 20;
@@ -60,29 +46,9 @@ struct CudnnApi {
 #undef AOTC_CUDNN_MEMBER
 };
 
-// What a model's Halide CUDA kernels get as their user_context (see Halide
-// CUDA kernels below).
-struct HalideSession {
-  uint64_t magic;   // kHalideSessionMagic once halide_open succeeded
-  void* context;    // the CUDA runtime's context (a CUcontext)
-  void* stream;     // Device::stream
-  char error[256];  // Halide's last error message
-};
-
-struct Device {
-  CudnnApi* dnn;  // owned
-  cudnnHandle_t handle;
-  cudaStream_t stream;  // the caller's, or a stream we created (owns_stream)
-  bool owns_stream;
-  void* workspace;  // cuDNN workspace, grown only in conv_plan_create
-  size_t workspace_bytes;
-  HalideSession halide;
-  char error[256];
-};
-
 // ---- Errors ------------------------------------------------------------------------
 
-__attribute__((format(printf, 3, 4))) inline int fail(Device* dev, int status, const char* format, ...) {
+int fail(Device* dev, int status, const char* format, ...) {
   va_list args;
   va_start(args, format);
   vsnprintf(dev->error, sizeof dev->error, format, args);
@@ -90,28 +56,28 @@ __attribute__((format(printf, 3, 4))) inline int fail(Device* dev, int status, c
   return status;
 }
 
-inline int check_cuda(Device* dev, const char* op, const char* call, cudaError_t e, int status = kKernelFailed) {
+int check_cuda(Device* dev, const char* op, const char* call, cudaError_t e, int status) {
   return e == cudaSuccess ? kOk : fail(dev, status, "%s: %s: %s", op, call, cudaGetErrorString(e));
 }
 
-inline int check_dnn(Device* dev, const char* op, const char* call, cudnnStatus_t s, int status = kKernelFailed) {
+static int check_dnn(Device* dev, const char* op, const char* call, cudnnStatus_t s, int status = kKernelFailed) {
   return s == CUDNN_STATUS_SUCCESS ? kOk : fail(dev, status, "%s: %s: %s", op, call, dev->dnn->GetErrorString(s));
 }
 
 // Runs `kernel` over `work` threads (grid-stride loops take what a capped grid leaves).
 template <typename... Params, typename... Args>
-inline int launch(Device* dev, const char* op, int64_t work, void (*kernel)(Params...), Args... args) {
+static int launch(Device* dev, const char* op, int64_t work, void (*kernel)(Params...), Args... args) {
   if (work <= 0) return kOk;
   const int64_t blocks = (work + kThreads - 1) / kThreads;
   kernel<<<static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks), kThreads, 0, dev->stream>>>(args...);
   return check_cuda(dev, op, "kernel launch", cudaGetLastError());
 }
 
-__device__ inline int64_t thread_index() { return int64_t{blockIdx.x} * blockDim.x + threadIdx.x; }
-__device__ inline int64_t thread_count() { return int64_t{gridDim.x} * blockDim.x; }
+static __device__ int64_t thread_index() { return int64_t{blockIdx.x} * blockDim.x + threadIdx.x; }
+static __device__ int64_t thread_count() { return int64_t{gridDim.x} * blockDim.x; }
 
 // Element offset of a multi-index; loops over kMaxRank so the arrays stay in registers.
-__device__ inline int64_t offset_of(const int64_t* index, const int64_t* strides, int rank) {
+static __device__ int64_t offset_of(const int64_t* index, const int64_t* strides, int rank) {
   int64_t offset = 0;
 #pragma unroll
   for (int d = 0; d < kMaxRank; ++d)
@@ -120,7 +86,7 @@ __device__ inline int64_t offset_of(const int64_t* index, const int64_t* strides
 }
 
 // Unravels flat index i over `shape` (outermost first) into index[0..rank).
-__device__ inline void unravel(int64_t i, const int64_t* shape, int rank, int64_t* index) {
+static __device__ void unravel(int64_t i, const int64_t* shape, int rank, int64_t* index) {
 #pragma unroll
   for (int d = kMaxRank - 1; d >= 0; --d)
     if (d < rank) {
@@ -132,7 +98,7 @@ __device__ inline void unravel(int64_t i, const int64_t* shape, int rank, int64_
 // ---- Device ------------------------------------------------------------------------
 
 // Releases what device_open made; keeps dev->error.
-inline void device_close(Device* dev) {
+void device_close(Device* dev) {
   if (dev->workspace != nullptr) cudaFree(dev->workspace);
   if (dev->handle != nullptr && dev->dnn != nullptr) dev->dnn->Destroy(dev->handle);
   if (dev->owns_stream && dev->stream != nullptr) cudaStreamDestroy(dev->stream);
@@ -148,7 +114,7 @@ inline void device_close(Device* dev) {
   dev->workspace_bytes = 0;
 }
 
-inline int device_open_steps(Device* dev, cudaStream_t stream) {
+static int device_open_steps(Device* dev, cudaStream_t stream) {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess)
@@ -185,145 +151,16 @@ inline int device_open_steps(Device* dev, cudaStream_t stream) {
 }
 
 // On failure everything made so far is released and dev->error says why.
-inline int device_open(Device* dev, cudaStream_t stream) {
+int device_open(Device* dev, cudaStream_t stream) {
   *dev = Device{};
   const int status = device_open_steps(dev, stream);
   if (status != kOk) device_close(dev);
   return status;
 }
 
-#ifdef AOTC_HALIDE_CUDA
-// ---- Halide CUDA kernels -------------------------------------------------------------
-// The Halide kernels of a model launch through Halide's own CUDA runtime (one
-// object in the library), which loads the driver itself. They must run in the
-// CUDA runtime's context, on Device::stream, over the tensors in the device
-// arena: the buffers they get hold device pointers only (no host copies), and
-// their user_context is the Device's HalideSession. Halide's context, stream
-// and error handlers are process-wide, so the ones below serve any aotc
-// library's session and pass any other user_context on to the handlers they
-// replaced.
-
-constexpr uint64_t kHalideSessionMagic = 0x616f74632d687364;  // "aotc-hsd"
-
-halide_cuda_acquire_context_t previous_acquire_context;
-halide_cuda_release_context_t previous_release_context;
-halide_cuda_get_stream_t previous_get_stream;
-halide_error_handler_t previous_error_handler;
-
-inline HalideSession* session_of(void* user_context) {
-  auto* s = static_cast<HalideSession*>(user_context);
-  return s != nullptr && s->magic == kHalideSessionMagic ? s : nullptr;
-}
-
-int acquire_context(void* user_context, void** context, bool create) {
-  if (HalideSession* s = session_of(user_context)) {
-    *context = s->context;
-    return 0;
-  }
-  return previous_acquire_context(user_context, context, create);
-}
-
-int release_context(void* user_context) {
-  return session_of(user_context) != nullptr ? 0 : previous_release_context(user_context);
-}
-
-int get_stream(void* user_context, void* context, void** stream) {
-  if (HalideSession* s = session_of(user_context)) {
-    *stream = s->stream;
-    return 0;
-  }
-  return previous_get_stream(user_context, context, stream);
-}
-
-void report_error(void* user_context, const char* message) {
-  if (HalideSession* s = session_of(user_context)) {
-    snprintf(s->error, sizeof s->error, "%s", message);
-    return;
-  }
-  previous_error_handler(user_context, message);
-}
-
-// Opens the session of dev's Halide kernels; after device_open.
-inline int halide_open(Device* dev) {
-  // Halide's runtime looks the driver's symbols up in the process first, then
-  // in "libcuda.so", which only development installs have: load the driver
-  // into the global scope (the CUDA runtime loaded it privately).
-  if (dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL) == nullptr)
-    return fail(dev, kDeviceUnavailable, "Halide kernels: the CUDA driver: %s", dlerror());
-  void* get_current = nullptr;
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  if (int s = check_cuda(dev, "halide_open", "cudaFree(nullptr)", cudaFree(nullptr), kDeviceUnavailable)) return s;
-  if (int s = check_cuda(dev, "halide_open", "cudaGetDriverEntryPointByVersion",
-                         cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &get_current, 12000, cudaEnableDefault,
-                                                          &found),
-                         kDeviceUnavailable))
-    return s;
-  if (found != cudaDriverEntryPointSuccess || get_current == nullptr)
-    return fail(dev, kDeviceUnavailable, "Halide kernels: the driver has no cuCtxGetCurrent");
-  void* context = nullptr;
-  const int result = reinterpret_cast<int (*)(void**)>(get_current)(&context);
-  if (result != 0 || context == nullptr)
-    return fail(dev, kDeviceUnavailable, "Halide kernels: cuCtxGetCurrent: error %d", result);
-  dev->halide = HalideSession{kHalideSessionMagic, context, dev->stream, {}};
-  static std::once_flag installed;
-  std::call_once(installed, [] {
-    previous_acquire_context = halide_set_cuda_acquire_context(acquire_context);
-    previous_release_context = halide_set_cuda_release_context(release_context);
-    previous_get_stream = halide_set_cuda_get_stream(get_stream);
-    previous_error_handler = halide_set_error_handler(report_error);
-  });
-  return kOk;
-}
-
-// The arguments of one Halide kernel call: N dense float32 device tensors.
-template <size_t N>
-struct HalideArgs {
-  halide_buffer_t buffers[N];
-  halide_dimension_t dims[N][kMaxRank];
-};
-
-// Argument i: `rank` dims of `shape` (outermost first) at device address `data`.
-template <size_t N>
-inline void bind(HalideArgs<N>* a, size_t i, const float* data, int rank, const int64_t* shape) {
-  halide_buffer_t& b = a->buffers[i];
-  b = halide_buffer_t{};
-  b.device = reinterpret_cast<uint64_t>(data);
-  b.device_interface = halide_cuda_device_interface();
-  b.type.code = halide_type_float;
-  b.type.bits = 32;
-  b.type.lanes = 1;
-  b.dimensions = rank;
-  b.dim = a->dims[i];
-  int32_t stride = 1;
-  for (int d = 0; d < rank; ++d) {  // Halide lists dims innermost first
-    const auto extent = static_cast<int32_t>(shape[rank - 1 - d]);
-    b.dim[d] = halide_dimension_t(0, extent, stride);
-    stride *= extent;
-  }
-}
-
-inline int halide_status(Device* dev, const char* kernel, int result) {
-  if (result == 0) return kOk;
-  return fail(dev, kKernelFailed, "%s: Halide error %d: %s", kernel, result, dev->halide.error);
-}
-#endif  // AOTC_HALIDE_CUDA
-
 // ---- Convolution (cuDNN) -----------------------------------------------------------
 
-struct ConvPlan {
-  cudnnTensorDescriptor_t x_desc, y_desc;
-  cudnnFilterDescriptor_t w_desc;
-  cudnnConvolutionDescriptor_t conv_desc;
-  cudnnConvolutionFwdAlgo_t algo;
-  size_t workspace_bytes;  // what algo needs of dev->workspace
-  // conv + bias (+ residual) + relu as one cuDNN call (conv_plan_fuse_relu), until
-  // cuDNN says it does not support that for this algorithm.
-  cudnnTensorDescriptor_t bias_desc;
-  cudnnActivationDescriptor_t relu_desc;
-  bool fused;
-};
-
-inline void conv_plan_destroy(Device* dev, ConvPlan* plan) {
+void conv_plan_destroy(Device* dev, ConvPlan* plan) {
   if (dev->dnn != nullptr) {
     if (plan->bias_desc != nullptr) dev->dnn->DestroyTensorDescriptor(plan->bias_desc);
     if (plan->relu_desc != nullptr) dev->dnn->DestroyActivationDescriptor(plan->relu_desc);
@@ -335,7 +172,7 @@ inline void conv_plan_destroy(Device* dev, ConvPlan* plan) {
   *plan = ConvPlan{};
 }
 
-inline int conv_plan_steps(Device* dev, ConvPlan* p, int n, int c, int h, int w, int o, int kh, int kw, int pad_h,
+static int conv_plan_steps(Device* dev, ConvPlan* p, int n, int c, int h, int w, int o, int kh, int kw, int pad_h,
                            int pad_w, int stride_h, int stride_w, int dil_h, int dil_w, int groups) {
   const CudnnApi& d = *dev->dnn;
   const char* op = "conv2d";
@@ -390,7 +227,7 @@ inline int conv_plan_steps(Device* dev, ConvPlan* p, int n, int c, int h, int w,
 }
 
 // Descriptors and algorithm of one convolution [N,C,H,W] x [O,C/groups,KH,KW], symmetric padding.
-inline int conv_plan_create(Device* dev, ConvPlan* plan, int n, int c, int h, int w, int o, int kh, int kw,
+int conv_plan_create(Device* dev, ConvPlan* plan, int n, int c, int h, int w, int o, int kh, int kw,
                             int pad_h, int pad_w, int stride_h, int stride_w, int dil_h, int dil_w, int groups) {
   *plan = ConvPlan{};
   if (dev->dnn == nullptr) return fail(dev, kDeviceUnavailable, "conv2d: the device is not open");
@@ -403,7 +240,7 @@ inline int conv_plan_create(Device* dev, ConvPlan* plan, int n, int c, int h, in
 }
 
 // Makes the plan run relu(conv(x) + z + bias) as one call (conv_bias_relu_forward).
-inline int conv_plan_fuse_relu(Device* dev, ConvPlan* p, int channels) {
+int conv_plan_fuse_relu(Device* dev, ConvPlan* p, int channels) {
   const CudnnApi& d = *dev->dnn;
   const char* op = "conv2d";
   int s;
@@ -419,12 +256,10 @@ inline int conv_plan_fuse_relu(Device* dev, ConvPlan* p, int channels) {
   return kOk;
 }
 
-constexpr int kNotFused = -1;
-
 // y = relu(conv(x) + z + bias), z optional (nullptr). Returns kNotFused, and turns
 // the plan's fusion off, where cuDNN does not support it for the plan's algorithm:
 // the caller then runs conv_forward and an elementwise kernel instead.
-inline int conv_bias_relu_forward(Device* dev, ConvPlan* plan, const float* x, const float* w, const float* z,
+int conv_bias_relu_forward(Device* dev, ConvPlan* plan, const float* x, const float* w, const float* z,
                                   const float* bias, float* y) {
   const float one = 1, zero = 0;
   const cudnnStatus_t s = dev->dnn->ConvolutionBiasActivationForward(
@@ -438,7 +273,7 @@ inline int conv_bias_relu_forward(Device* dev, ConvPlan* plan, const float* x, c
   return check_dnn(dev, "conv2d", "cudnnConvolutionBiasActivationForward", s);
 }
 
-inline int conv_forward(Device* dev, const ConvPlan* plan, const float* x, const float* w, float* y) {
+int conv_forward(Device* dev, const ConvPlan* plan, const float* x, const float* w, float* y) {
   const float one = 1, zero = 0;
   return check_dnn(dev, "conv2d", "cudnnConvolutionForward",
                    dev->dnn->ConvolutionForward(dev->handle, &one, plan->x_desc, x, plan->w_desc, w, plan->conv_desc,
@@ -448,30 +283,11 @@ inline int conv_forward(Device* dev, const ConvPlan* plan, const float* x, const
 
 // ---- Elementwise post-ops ----------------------------------------------------------
 
-enum PostOpKind : int { kRelu, kClamp, kHardSwish, kSigmoid, kTanh, kAffine, kAdd, kMul, kPRelu, kBias, kElu, kSoftplus, kMax, kMin, kDiv };
-
-struct PostOp {
-  int kind;
-  float min, max;  // kClamp; kElu: min is alpha
-  const float* a;  // kAffine: scale[C]; kAdd/kMul/kPRelu/kMax/kMin/kDiv: the operand; kBias: bias[C]
-  const float* b;  // kAffine: shift[C]
-  int64_t a_strides[kMaxRank];  // element strides of `a` per OUTPUT dim (0 where broadcast)
-  int64_t b_strides[kMaxRank];
-};
-
-struct Elementwise {
-  int rank;  // of the output, <= kMaxRank
-  int64_t shape[kMaxRank];
-  int64_t in_strides[kMaxRank];
-  int count;
-  PostOp ops[kMaxPostOps];
-};
-
-inline bool reads_a(int kind) { return (kind >= kAffine && kind <= kBias) || kind >= kMax; }
-inline bool reads_b(int kind) { return kind == kAffine; }
+static bool reads_a(int kind) { return (kind >= kAffine && kind <= kBias) || kind >= kMax; }
+static bool reads_b(int kind) { return kind == kAffine; }
 
 // The reference evaluator's functions, in the same precision. relu and clamp keep NaN.
-__device__ inline float apply_post_op(const PostOp& p, float v, const int64_t* index, int rank) {
+static __device__ float apply_post_op(const PostOp& p, float v, const int64_t* index, int rank) {
   switch (p.kind) {
     case kRelu: return v < 0.0f ? 0.0f : v;
     case kClamp: v = v < p.min ? p.min : v; return p.max < v ? p.max : v;
@@ -503,7 +319,7 @@ __device__ inline float apply_post_op(const PostOp& p, float v, const int64_t* i
   return v;
 }
 
-__global__ void elementwise_kernel(const Elementwise e, const float* in, float* out, int64_t total) {
+static __global__ void elementwise_kernel(const Elementwise e, const float* in, float* out, int64_t total) {
   for (int64_t i = thread_index(); i < total; i += thread_count()) {
     int64_t index[kMaxRank];
     unravel(i, e.shape, e.rank, index);
@@ -517,7 +333,7 @@ __global__ void elementwise_kernel(const Elementwise e, const float* in, float* 
 
 // Drops size-1 dims and merges neighbours that every operand walks as one, so that
 // the kernel unravels fewer dims (bias + relu on [1,C,H,W] becomes [C,H*W]).
-inline void collapse_dims(Elementwise& e) {
+static void collapse_dims(Elementwise& e) {
   const auto each_strides = [&e](auto fn) {
     fn(e.in_strides);
     for (int k = 0; k < e.count; ++k) {
@@ -543,7 +359,7 @@ inline void collapse_dims(Elementwise& e) {
 }
 
 // out[i] = ops(in[i broadcast]); in may equal out.
-inline int elementwise(Device* dev, const Elementwise& e, const float* in, float* out) {
+int elementwise(Device* dev, const Elementwise& e, const float* in, float* out) {
   if (e.rank < 0 || e.rank > kMaxRank || e.count < 0 || e.count > kMaxPostOps)
     return fail(dev, kInvalidArgument, "elementwise: rank %d with %d post-ops", e.rank, e.count);
   Elementwise c = e;
@@ -563,7 +379,7 @@ struct Pool2d {
 // Max: padding acts as -inf and NaN propagates. Average: the reference's divisor,
 // with count_include_pad the window clipped to the padded input (a ceil_mode
 // overhang past the end padding does not count), else the input elements read.
-__global__ void pool2d_kernel(const Pool2d p, const float* x, float* y) {
+static __global__ void pool2d_kernel(const Pool2d p, const float* x, float* y) {
   const int64_t total = int64_t{p.n} * p.c * p.oh * p.ow;
   for (int64_t i = thread_index(); i < total; i += thread_count()) {
     const int64_t ow = i % p.ow, oh = i / p.ow % p.oh, nc = i / p.ow / p.oh;
@@ -591,7 +407,7 @@ __global__ void pool2d_kernel(const Pool2d p, const float* x, float* y) {
 }
 
 // oh/ow come from the caller (ceil_mode is decided there); pads may be asymmetric.
-inline int pool2d(Device* dev, const float* x, float* y, int n, int c, int h, int w, int oh, int ow, int kh, int kw,
+int pool2d(Device* dev, const float* x, float* y, int n, int c, int h, int w, int oh, int ow, int kh, int kw,
                   int sh, int sw, int pad_top, int pad_left, int pad_bottom, int pad_right, int dh, int dw,
                   bool is_max, bool count_include_pad) {
   const Pool2d p{n, c, h, w, oh, ow, kh, kw, sh, sw, pad_top, pad_left, pad_bottom, pad_right, dh, dw,
@@ -600,7 +416,7 @@ inline int pool2d(Device* dev, const float* x, float* y, int n, int c, int h, in
 }
 
 // Window of output o over an input of `in`: [floor(o*in/out), ceil((o+1)*in/out)).
-__global__ void adaptive_avg_pool2d_kernel(const float* x, float* y, int64_t nc, int64_t h, int64_t w, int64_t oh,
+static __global__ void adaptive_avg_pool2d_kernel(const float* x, float* y, int64_t nc, int64_t h, int64_t w, int64_t oh,
                                            int64_t ow) {
   for (int64_t i = thread_index(); i < nc * oh * ow; i += thread_count()) {
     const int64_t ox = i % ow, oy = i / ow % oh;
@@ -614,20 +430,20 @@ __global__ void adaptive_avg_pool2d_kernel(const float* x, float* y, int64_t nc,
   }
 }
 
-inline int adaptive_avg_pool2d(Device* dev, const float* x, float* y, int n, int c, int h, int w, int oh, int ow) {
+int adaptive_avg_pool2d(Device* dev, const float* x, float* y, int n, int c, int h, int w, int oh, int ow) {
   return launch(dev, "adaptive_avg_pool2d", int64_t{n} * c * oh * ow, adaptive_avg_pool2d_kernel, x, y,
                 int64_t{n} * c, int64_t{h}, int64_t{w}, int64_t{oh}, int64_t{ow});
 }
 
 // ---- Linear, concat, softmax -------------------------------------------------------
 
-__device__ inline float warp_sum(float v) {
+static __device__ float warp_sum(float v) {
   for (int s = 16; s > 0; s >>= 1) v += __shfl_xor_sync(0xffffffffu, v, s);
   return v;
 }
 
 // One warp per output y[row, col]; consecutive warps share a row of x.
-__global__ void linear_kernel(const float* x, const float* w, const float* bias, float* y, int64_t n, int64_t k,
+static __global__ void linear_kernel(const float* x, const float* w, const float* bias, float* y, int64_t n, int64_t k,
                               int64_t m, bool vec4) {
   const int lane = threadIdx.x % 32;
   for (int64_t out = thread_index() / 32; out < n * m; out += thread_count() / 32) {
@@ -648,20 +464,20 @@ __global__ void linear_kernel(const float* x, const float* w, const float* bias,
   }
 }
 
-inline int linear(Device* dev, const float* x, const float* w, const float* bias, float* y, int64_t n, int64_t k,
+int linear(Device* dev, const float* x, const float* w, const float* bias, float* y, int64_t n, int64_t k,
                   int64_t m) {
   const bool vec4 = k % 4 == 0 && (reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(w)) % 16 == 0;
   return launch(dev, "linear", n * m * 32, linear_kernel, x, w, bias, y, n, k, m, vec4);
 }
 
-__global__ void concat_copy_kernel(const float* in, float* out, int64_t outer, int64_t in_inner, int64_t out_inner,
+static __global__ void concat_copy_kernel(const float* in, float* out, int64_t outer, int64_t in_inner, int64_t out_inner,
                                    int64_t offset) {
   for (int64_t i = thread_index(); i < outer * in_inner; i += thread_count())
     out[i / in_inner * out_inner + offset + i % in_inner] = in[i];
 }
 
 // out[o, offset + j] = in[o, j]: one operand of a concat.
-inline int concat_copy(Device* dev, const float* in, float* out, int64_t outer, int64_t in_inner, int64_t out_inner,
+int concat_copy(Device* dev, const float* in, float* out, int64_t outer, int64_t in_inner, int64_t out_inner,
                        int64_t offset) {
   return launch(dev, "concat", outer * in_inner, concat_copy_kernel, in, out, outer, in_inner, out_inner, offset);
 }
@@ -669,7 +485,7 @@ inline int concat_copy(Device* dev, const float* in, float* out, int64_t outer, 
 // One warp per softmax row (outer * inner of them, `axis` elements `inner` apart):
 // exp(x - max) / sum in double as the reference; NaN never wins the max, so it
 // reaches the output through the sum.
-__global__ void softmax_kernel(const float* x, float* y, int64_t outer, int64_t axis, int64_t inner) {
+static __global__ void softmax_kernel(const float* x, float* y, int64_t outer, int64_t axis, int64_t inner) {
   const int lane = threadIdx.x % 32;
   for (int64_t row = thread_index() / 32; row < outer * inner; row += thread_count() / 32) {
     const int64_t base = row / inner * axis * inner + row % inner;
@@ -690,7 +506,7 @@ __global__ void softmax_kernel(const float* x, float* y, int64_t outer, int64_t 
   }
 }
 
-inline int softmax(Device* dev, const float* x, float* y, int64_t outer, int64_t axis, int64_t inner) {
+int softmax(Device* dev, const float* x, float* y, int64_t outer, int64_t axis, int64_t inner) {
   return launch(dev, "softmax", outer * inner * 32, softmax_kernel, x, y, outer, axis, inner);
 }
 
@@ -702,7 +518,7 @@ struct PadParams {
   float value;
 };
 
-__global__ void pad_kernel(const PadParams p, const float* x, float* y, int64_t total) {
+static __global__ void pad_kernel(const PadParams p, const float* x, float* y, int64_t total) {
   for (int64_t i = thread_index(); i < total; i += thread_count()) {
     int64_t index[kMaxRank];
     unravel(i, p.out_shape, p.rank, index);
@@ -720,7 +536,7 @@ __global__ void pad_kernel(const PadParams p, const float* x, float* y, int64_t 
 }
 
 // pads: begin of every dim, then end of every dim (negative crops).
-inline int pad(Device* dev, const float* x, float* y, int rank, const int64_t* in_shape, const int64_t* pads,
+int pad(Device* dev, const float* x, float* y, int rank, const int64_t* in_shape, const int64_t* pads,
                float value) {
   if (rank < 1 || rank > kMaxRank) return fail(dev, kInvalidArgument, "pad: rank %d", rank);
   PadParams p{};
@@ -744,7 +560,7 @@ struct TransposeParams {
   int64_t in_strides[kMaxRank];  // stride in x of output dim k, i.e. of x's dim perm[k]
 };
 
-__global__ void transpose_kernel(const TransposeParams p, const float* x, float* y, int64_t total) {
+static __global__ void transpose_kernel(const TransposeParams p, const float* x, float* y, int64_t total) {
   for (int64_t i = thread_index(); i < total; i += thread_count()) {
     int64_t index[kMaxRank];
     unravel(i, p.out_shape, p.rank, index);
@@ -753,7 +569,7 @@ __global__ void transpose_kernel(const TransposeParams p, const float* x, float*
 }
 
 // y.shape[k] = x.shape[perm[k]].
-inline int transpose(Device* dev, const float* x, float* y, int rank, const int64_t* in_shape, const int* perm) {
+int transpose(Device* dev, const float* x, float* y, int rank, const int64_t* in_shape, const int* perm) {
   if (rank < 1 || rank > kMaxRank) return fail(dev, kInvalidArgument, "transpose: rank %d", rank);
   int64_t strides[kMaxRank];
   int64_t total = 1;
@@ -775,7 +591,7 @@ inline int transpose(Device* dev, const float* x, float* y, int rank, const int6
 }
 
 // TensorFlow's DCR order: y[n, c, h*b + i, w*b + j] = x[n, (i*b + j) * C_out + c, h, w].
-__global__ void depth_to_space_kernel(const float* x, float* y, int64_t n, int64_t c_out, int64_t oh, int64_t ow,
+static __global__ void depth_to_space_kernel(const float* x, float* y, int64_t n, int64_t c_out, int64_t oh, int64_t ow,
                                       int64_t b) {
   for (int64_t i = thread_index(); i < n * c_out * oh * ow; i += thread_count()) {
     const int64_t w = i % ow, h = i / ow % oh, c = i / ow / oh % c_out, batch = i / ow / oh / c_out;
@@ -784,7 +600,7 @@ __global__ void depth_to_space_kernel(const float* x, float* y, int64_t n, int64
   }
 }
 
-inline int depth_to_space(Device* dev, const float* x, float* y, int n, int c, int h, int w, int block) {
+int depth_to_space(Device* dev, const float* x, float* y, int n, int c, int h, int w, int block) {
   if (block < 1 || c % (block * block) != 0)
     return fail(dev, kInvalidArgument, "depth_to_space: %d channels, block %d", c, block);
   return launch(dev, "depth_to_space", int64_t{n} * c * h * w, depth_to_space_kernel, x, y, int64_t{n},
@@ -800,7 +616,7 @@ struct ResizeParams {
 };
 
 // Bilinear: output o blends input lo and hi with weight (lo == hi near the borders).
-__device__ inline void bilinear_tap(int64_t o, int64_t in, float scale, bool half_pixel, int64_t* lo, int64_t* hi,
+static __device__ void bilinear_tap(int64_t o, int64_t in, float scale, bool half_pixel, int64_t* lo, int64_t* hi,
                                     double* weight) {
   const float o_f = static_cast<float>(o);
   const float src = half_pixel ? __fsub_rn(__fmul_rn(__fadd_rn(o_f, 0.5f), scale), 0.5f) : __fmul_rn(o_f, scale);
@@ -810,13 +626,13 @@ __device__ inline void bilinear_tap(int64_t o, int64_t in, float scale, bool hal
 }
 
 // Nearest: floor, or round half away from zero with align_corners.
-__device__ inline int64_t nearest_index(int64_t o, int64_t in, float scale, bool align_corners, bool half_pixel) {
+static __device__ int64_t nearest_index(int64_t o, int64_t in, float scale, bool align_corners, bool half_pixel) {
   const float src = __fmul_rn(__fadd_rn(static_cast<float>(o), half_pixel ? 0.5f : 0.0f), scale);
   const int64_t i = min(static_cast<int64_t>(align_corners ? roundf(src) : floorf(src)), in - 1);
   return half_pixel ? max(i, int64_t{0}) : i;
 }
 
-__global__ void resize_kernel(const ResizeParams p, const float* x, float* y) {
+static __global__ void resize_kernel(const ResizeParams p, const float* x, float* y) {
   for (int64_t i = thread_index(); i < p.nc * p.oh * p.ow; i += thread_count()) {
     const int64_t ox = i % p.ow, oy = i / p.ow % p.oh;
     const float* plane = x + i / p.ow / p.oh * p.h * p.w;
@@ -840,12 +656,12 @@ __global__ void resize_kernel(const ResizeParams p, const float* x, float* y) {
 }
 
 // Sample scale in float: in/out, or (in-1)/(out-1) with align_corners.
-inline float resize_scale(int in, int out, bool align_corners) {
+static float resize_scale(int in, int out, bool align_corners) {
   return align_corners && out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1)
                                   : static_cast<float>(in) / static_cast<float>(out);
 }
 
-inline int resize(Device* dev, const float* x, float* y, int n, int c, int h, int w, int oh, int ow, bool bilinear,
+int resize(Device* dev, const float* x, float* y, int n, int c, int h, int w, int oh, int ow, bool bilinear,
                   bool align_corners, bool half_pixel_centers) {
   const ResizeParams p{int64_t{n} * c, h, w, oh, ow, resize_scale(h, oh, align_corners),
                        resize_scale(w, ow, align_corners), bilinear, align_corners, half_pixel_centers};
@@ -860,7 +676,7 @@ struct ConvTranspose2d {
 
 // Gather: output row oy reads input row ih through kernel row ky where
 // ih * sh + ky = oy + pad_top, i.e. ky = (oy + pad_top) mod sh, stepping by sh.
-__global__ void conv_transpose2d_kernel(const ConvTranspose2d p, const float* x, const float* wt, const float* bias,
+static __global__ void conv_transpose2d_kernel(const ConvTranspose2d p, const float* x, const float* wt, const float* bias,
                                         float* y) {
   const int64_t total = int64_t{p.n} * p.o * p.oh * p.ow;
   for (int64_t i = thread_index(); i < total; i += thread_count()) {
@@ -884,16 +700,11 @@ __global__ void conv_transpose2d_kernel(const ConvTranspose2d p, const float* x,
 }
 
 // Weights [C, O, KH, KW] (PyTorch's layout), groups 1; pads cropped from the full output.
-inline int conv_transpose2d(Device* dev, const float* x, const float* w, const float* bias, float* y, int n, int c,
+int conv_transpose2d(Device* dev, const float* x, const float* w, const float* bias, float* y, int n, int c,
                             int h, int w_in, int o, int kh, int kw, int sh, int sw, int pad_top, int pad_left, int oh,
                             int ow) {
   const ConvTranspose2d p{n, c, h, w_in, o, kh, kw, sh, sw, pad_top, pad_left, oh, ow};
   return launch(dev, "conv_transpose2d", int64_t{n} * o * oh * ow, conv_transpose2d_kernel, p, x, w, bias, y);
 }
 
-}  // namespace
-}  // namespace aotc_cuda
-
-#undef AOTC_CUDNN_FUNCTIONS
-
-#endif  // AOTC_CUDA_RUNTIME_CUH_
+}  // namespace AOTC_CUDA_NS

@@ -1,14 +1,21 @@
-// Compile check of sdk/runtime/aotc_cuda_runtime.cuh: calls every function once,
-// in a function that nothing runs, so that the header's templates and kernels
-// are instantiated. Built with (one line)
-//   nvcc -std=c++17 -c -I sdk/runtime -I /usr/local/cuda/include -Xcompiler -Wall
-//        tests/cuda/prelude_compile_check.cu -o /tmp/x.o -gencode arch=compute_80,code=sm_80
-#include "aotc_cuda_runtime.cuh"
+// Compile check of sdk/runtime/aotc_cuda_runtime.h as generated stubs use it:
+// plain C++ for the host compiler, with the Halide CUDA part on, calling every
+// function once in a function that nothing runs. Built with (one line)
+//   c++ -std=c++17 -c -Wall -Wextra -Werror -DAOTC_CUDA_SM=80 -I sdk/runtime -I /usr/local/cuda/include
+//       -I /usr/include/halide14 tests/cuda/runtime_header_check.cpp -o /tmp/x.o
+#define AOTC_HALIDE_CUDA
+#include "aotc_cuda_runtime.h"
 
 int aotc_cuda_compile_check(const float* x, const float* w, const float* b, float* y) {
   using namespace aotc_cuda;
   Device dev{};
   int s = device_open(&dev, nullptr);
+  s |= halide_open(&dev);
+  HalideArgs<2> args;
+  const int64_t dims[4] = {1, 8, 16, 16};
+  bind(&args, 0, x, 4, dims);
+  bind(&args, 1, y, 4, dims);
+  s |= halide_status(&dev, "kernel", 0);
   ConvPlan plan{};
   s |= conv_plan_create(&dev, &plan, 1, 8, 16, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1, 2);
   s |= conv_forward(&dev, &plan, x, w, y);
