@@ -61,14 +61,18 @@ AOTC_RT_WEAK std::atomic<aotc_context*> aotc_rt1_active_runs[AOTC_RT_MAX_RUNS];
 AOTC_RT_WEAK std::atomic<int> aotc_rt1_handler_state{0};  // 0 none, 1 installing, 2 installed
 AOTC_RT_WEAK halide_error_handler_t aotc_rt1_previous_handler = nullptr;
 
+// A run's first failure names it: later messages do not replace it.
+AOTC_RT_WEAK void aotc_rt1_keep_first_error(aotc_context* context, const char* message) {
+  if (context->error[0] != '\0') return;
+  std::strncpy(context->error, message, sizeof context->error - 1);
+  context->error[sizeof context->error - 1] = '\0';
+}
+
 AOTC_RT_WEAK void aotc_rt1_on_halide_error(void* user_context, const char* message) {
   for (std::atomic<aotc_context*>& run : aotc_rt1_active_runs) {
     aotc_context* context = run.load(std::memory_order_acquire);
     if (context == nullptr || context != user_context) continue;
-    if (context->error[0] == '\0') {
-      std::strncpy(context->error, message, sizeof context->error - 1);
-      context->error[sizeof context->error - 1] = '\0';
-    }
+    aotc_rt1_keep_first_error(context, message);
     return;
   }
   if (aotc_rt1_previous_handler != nullptr) aotc_rt1_previous_handler(user_context, message);
@@ -331,10 +335,7 @@ AOTC_RT_WEAK int aotc_rt1_run_calls(aotc_context* context, const aotc_rt1_call* 
     const bool timed = context->timing != nullptr;
     const double start = timed ? aotc_rt1_now_microseconds() : 0;
     if (call.kernel(args) != 0) {
-      if (context->error[0] == '\0') {
-        std::strncpy(context->error, call.layer, sizeof context->error - 1);
-        context->error[sizeof context->error - 1] = '\0';
-      }
+      aotc_rt1_keep_first_error(context, call.layer);
       status = AOTC_ERROR_KERNEL_FAILED;
     } else if (timed) {
       context->timing(context->timing_user_data, call.layer, aotc_rt1_now_microseconds() - start);

@@ -33,7 +33,7 @@ std::string dims_initialiser(const Shape& shape) {
 }
 
 // The runtime's aotc_rt1_source of a buffer, and its offset or index.
-std::string buffer_initialiser(const BufferRef& ref, int dims, size_t rank) {
+std::string buffer_initialiser(const BufferRef& ref, int dims) {
   std::string source;
   int64_t offset = ref.offset;
   switch (ref.source) {
@@ -42,8 +42,8 @@ std::string buffer_initialiser(const BufferRef& ref, int dims, size_t rank) {
     case BufferRef::Source::kInput: source = "AOTC_RT1_INPUT", offset = ref.index; break;
     case BufferRef::Source::kOutput: source = "AOTC_RT1_OUTPUT", offset = ref.index; break;
   }
-  return "{" + std::to_string(offset) + ", dims_" + std::to_string(dims) + ", " + std::to_string(rank) + ", " + source +
-         "}";
+  return "{" + std::to_string(offset) + ", dims_" + std::to_string(dims) + ", " + std::to_string(ref.shape.size()) +
+         ", " + source + "}";
 }
 
 }  // namespace
@@ -83,7 +83,7 @@ std::string runner_source(const LoweredModel& model, bool external_weights) {
      << "const aotc_rt1_buffer buffers[] = {\n";
   for (const KernelCall& call : model.calls)
     for (const BufferRef& ref : call.args)
-      os << "    " << buffer_initialiser(ref, dims_index.at(ref.shape), ref.shape.size()) << ",\n";
+      os << "    " << buffer_initialiser(ref, dims_index.at(ref.shape)) << ",\n";
   if (model.calls.empty()) os << "    {0, nullptr, 0, AOTC_RT1_ARENA},\n";
   os << "};\n\n"
      << "const aotc_rt1_call calls[] = {\n";
