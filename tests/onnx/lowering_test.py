@@ -17,7 +17,9 @@ input; each output must match PyTorch's within max|a - b| <= 1e-4 * max|b|:
 - Gather of a run-time tensor by a constant index (x[:, 2]) and Expand of one (crops and a
   product with ones);
 - Elu with a non-default alpha and Softplus (ONNX's own Softplus cases are opsets 1 and 6,
-  older than aotc reads), after a convolution whose epilogue they join.
+  older than aotc reads), after a convolution whose epilogue they join;
+- Resize no IR resize samples alike (bicubic, and nearest by a scale that gives a
+  fractional size): one linear layer per axis by its sampling matrix.
 
 The exported graph is checked to hold those nodes, so that a change in the exporter
 cannot leave the lowerings untested.
@@ -34,7 +36,7 @@ from onnx import numpy_helper
 
 TOLERANCE = 1e-4
 OUTPUTS = ["uncropped", "beyond", "shuffled", "split", "sliced", "elu_softplus", "picked", "expanded", "dilated", "one_d",
-           "focus", "strided", "flipped", "batched"]
+           "focus", "strided", "flipped", "batched", "bicubic", "nearest_fractional"]
 HERE = Path(__file__).resolve().parent
 
 
@@ -58,7 +60,9 @@ class LoweringCases(torch.nn.Module):
                 torch.nn.functional.avg_pool1d(
                     self.deconv1d(torch.nn.functional.max_pool1d(self.conv1d(x.reshape(1, 8, 30)), 3, 1, 1)), 2),
                 self.focus(x[:, :, :4]), x[..., ::2, 1::4] * 3, torch.flip(x[:, 1:4, :, 1:], [1, 3]) * 2,
-                torch.matmul(x[:, 2:4], self.matrices))
+                torch.matmul(x[:, 2:4], self.matrices),
+                torch.nn.functional.interpolate(x[:, :3], scale_factor=1.7, mode="bicubic", align_corners=False),
+                torch.nn.functional.interpolate(x[:, 5:], scale_factor=1.5, mode="nearest"))
 
     @staticmethod
     def focus(y):
@@ -104,11 +108,14 @@ def main():
     backwards = [n for n in nodes if n.op_type == "Slice" and len(n.input) > 4 and (constants[n.input[4]] < 0).any()]
     batched = [n for n in nodes if n.op_type == "MatMul" and n.input[1] in constants and constants[n.input[1]].ndim == 3]
     counts = tuple(sum(n.op_type == op for n in nodes) for op in ("Split", "Elu", "Softplus", "Slice", "Gather", "Expand"))
-    counts = (len(padded), len(dilated), len(crd)) + counts + (len(backwards), len(batched))
-    if counts[:6] != (2, 1, 1, 1, 1, 1) or min(counts[6:]) < 1:
+    resizes = [n for n in nodes if n.op_type == "Resize"
+               and any(a.name == "mode" and a.s in (b"cubic", b"nearest") for a in n.attribute)]
+    counts = (len(padded), len(dilated), len(crd)) + counts + (len(backwards), len(batched), len(resizes))
+    if counts[:6] != (2, 1, 1, 1, 1, 1) or min(counts[6:-1]) < 1 or counts[-1] != 2:
         sys.exit(f"FAILED: the export holds {counts} ConvTranspose with output_padding, dilated ConvTranspose, "
-                 "DepthToSpace in CRD mode, Split, Elu, Softplus, Slice, Gather, Expand, Slice with a negative step and "
-                 "MatMul by a constant 3-D tensor nodes, expected 2, 1, 1, 1, 1, 1 and at least 1 each")
+                 "DepthToSpace in CRD mode, Split, Elu, Softplus, Slice, Gather, Expand, Slice with a negative step, "
+                 "MatMul by a constant 3-D tensor and cubic or nearest Resize nodes, expected 2, 1, 1, 1, 1, 1, "
+                 "at least 1 each and 2")
 
     lib = args.workdir / "lib"
     run([args.aotc, onnx_file, "--emit=lib", "-o", lib])

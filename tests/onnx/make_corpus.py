@@ -71,6 +71,23 @@ def valid_models():
         [numpy_helper.from_array(np.array(0, dtype=np.int64), "zero"),
          numpy_helper.from_array(np.array([0], dtype=np.int64), "axes"),
          numpy_helper.from_array(np.array([-1], dtype=np.int64), "minus_one")])
+    # Resizes no IR resize samples alike: by sampling matrices (cubic by a fractional scale,
+    # then a crop-and-resize that extrapolates).
+    resizes = [helper.make_node("Resize", ["x", "", "scales"], ["c"], name="cubic", mode="cubic",
+                                exclude_outside=1, cubic_coeff_a=-0.5),
+               helper.make_node("Resize", ["c", "roi", "", "sizes"], ["y"], name="crop", mode="linear",
+                                coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=10.0)]
+    yield "resize_matrices", model(
+        resizes, [tensor_input("x", [1, 2, 5, 5])], [tensor_input("y", [1, 2, 3, 4])],
+        [numpy_helper.from_array(np.array([1, 1, 1.3, 0.7], dtype=np.float32), "scales"),
+         numpy_helper.from_array(np.array([0, 0, 0.4, -0.2, 1, 1, 1.2, 0.9], dtype=np.float32), "roi"),
+         numpy_helper.from_array(np.array([1, 2, 3, 4], dtype=np.int64), "sizes")])
+
+
+def resize_to(scales):
+    node = [helper.make_node("Resize", ["x", "", "scales"], ["y"], name="resize", mode="linear")]
+    return model(node, [tensor_input("x", [1, 1, 4, 4])], [helper.make_tensor_value_info("y", TensorProto.FLOAT, list("nchw"))],
+                 [numpy_helper.from_array(np.array(scales, dtype=np.float32), "scales")])
 
 
 def invalid_models():
@@ -123,6 +140,9 @@ def invalid_models():
     conv3d = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv3d")]
     yield "conv3d", model(conv3d, [tensor_input("x", [1, 3, 4, 8, 8])], [tensor_input("y", [1, 4, 2, 6, 6])],
                           [weight("w", (4, 3, 3, 3, 3), 5)]), 3, "2-D form of this operator"
+    yield "resize_huge", resize_to([1, 1, 1e9, 1]), 3, "resized to 4e+09 (aotc resizes to 1 ... 1048576)"
+    yield "resize_nan", resize_to([1, 1, float("nan"), 1]), 3, "resized to nan (aotc resizes to 1 ... 1048576)"
+    yield "resize_channels", resize_to([1, 2, 1, 1]), 3, "resizing the batch or channel dims"
     reflect = [helper.make_node("Pad", ["x", "pads"], ["y"], name="pad", mode="reflect")]
     yield "pad_reflect", model(reflect, [tensor_input("x", [1, 1, 4, 4])], [tensor_input("y", [1, 1, 6, 6])],
                                [numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads")]), 3, \

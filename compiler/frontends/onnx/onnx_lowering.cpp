@@ -1,6 +1,7 @@
 #include "frontends/onnx/onnx_lowering.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -10,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "frontends/onnx/onnx_resize.h"
 #include "frontends/onnx/onnx_tensors.h"
 #include "ir/shape_rules.h"
 #include "support/error.h"
@@ -25,6 +27,10 @@ using onnx::TensorProto;
 constexpr size_t kMaxGatheredIndices = 256;
 // A strided slice splits a dim in two; the backends handle rank 6 at most.
 constexpr size_t kMaxStridedRank = 5;
+// A Resize's output extents, and the [out, in] sampling matrix of an axis the
+// IR's resizes do not sample alike (2048 x 2048 at most).
+constexpr int64_t kMaxResizedExtent = int64_t{1} << 20;
+constexpr int64_t kMaxSamplingMatrix = int64_t{1} << 22;
 
 // A named value of the ONNX graph: an IR tensor, or a constant known at
 // compile time (made an IR constant when an IR node reads it).
@@ -795,14 +801,18 @@ class Lowering {
       unsupported("MatMul of ", to_string(a), " by ", to_string(b.shape), ": ", batch,
                   " matrix products (aotc makes at most ", kMaxGatheredIndices, ")");
     const TensorId a_matrices = reshape(tensor(node, 0), {num_elements(a_batch), m, k}, name + ".a_matrices");
+    // Each of A's matrices is cropped, and each of B's made a weight, once however
+    // many output matrices broadcast it.
+    std::map<int64_t, TensorId> a_rows, weights;
     std::vector<TensorId> products;
     for_each_index(out_batch, [&](const std::vector<int64_t>& index) {
       const std::string part = name + ".matrix" + std::to_string(products.size());
-      const TensorId a_matrix =
-          reshape(gather_crops(a_matrices, 0, {broadcast_index(index, out_batch, a_batch)}, part + ".a"), {m, k},
-                  part + ".a_rows");
-      const TensorId product = emit(OpKind::Linear, NoAttrs{},
-                                    {a_matrix, matmul_weight(node, b, broadcast_index(index, out_batch, b_batch))}, part);
+      const int64_t ai = broadcast_index(index, out_batch, a_batch), bi = broadcast_index(index, out_batch, b_batch);
+      if (!a_rows.contains(ai))
+        a_rows[ai] = reshape(num_elements(a_batch) == 1 ? a_matrices : gather_crops(a_matrices, 0, {ai}, part + ".a"),
+                             {m, k}, part + ".a_rows");
+      if (!weights.contains(bi)) weights[bi] = matmul_weight(node, b, bi);
+      const TensorId product = emit(OpKind::Linear, NoAttrs{}, {a_rows[ai], weights[bi]}, part);
       products.push_back(reshape(product, {1, m, n}, part + ".stacked"));
     });
     const TensorId stacked = emit(OpKind::Concat, AxisAttrs{0}, products, name + ".matrices");
@@ -1001,66 +1011,124 @@ class Lowering {
     define(node, 0, c);
   }
 
-  // Resize (opset 10+) and Upsample (7-9) onto the IR's TFLite-style resizes.
+  // Resize (opset 10+) and Upsample (7-9). Where an IR resize samples the same way
+  // (nearest: asymmetric, floor; linear: half_pixel, align_corners, asymmetric) by
+  // a whole-numbered size, the node is one. Otherwise each resized axis is a linear
+  // layer by its sampling matrix (onnx_resize.h): any mode, coordinate
+  // transformation, rounding and scale. Its zero weights multiply NaN and infinities
+  // into the whole row, where ONNX's taps would take them only from their neighbours.
   void resize(const NodeProto& node, const std::vector<double>& scales, const std::vector<int64_t>& sizes,
-              const std::string& mode, const std::string& transform) {
+              const ResizeSampling& sampling, const std::vector<double>& roi = {}, float extrapolation = 0) {
     const Shape in = input_shape(node, 0);
     require_image(node, in);
     Shape out = in;
+    std::array<double, 4> scale{};
+    bool whole = true;  // every size is the input's times the scale exactly
     for (size_t d = 0; d < 4; ++d) {
-      if (!sizes.empty()) {
-        out[d] = sizes.at(d);
-      } else {
-        const double exact = static_cast<double>(in[d]) * scales.at(d);
-        out[d] = static_cast<int64_t>(std::floor(exact));
-        // With scales, ONNX samples by the scale itself; the IR by in/out.
-        if (static_cast<double>(out[d]) != exact) unsupported("scale ", scales[d], " that gives a fractional size");
-      }
+      const double exact = sizes.empty() ? static_cast<double>(in[d]) * scales.at(d) : static_cast<double>(sizes.at(d));
+      if (in[d] < 1 || !(exact >= 1 && exact <= static_cast<double>(kMaxResizedExtent)))
+        unsupported("dim ", d, " of ", to_string(in), " resized to ", exact, " (aotc resizes to 1 ... ",
+                    kMaxResizedExtent, ")");
+      out[d] = static_cast<int64_t>(std::floor(exact));
+      scale[d] = sizes.empty() ? scales[d] : exact / static_cast<double>(in[d]);
+      whole = whole && static_cast<double>(out[d]) == exact;
     }
-    if (out[0] != in[0] || out[1] != in[1]) unsupported("resizing the batch or channel dims");
+    const auto roi_start = [&](size_t d) { return roi.empty() ? 0.0 : roi.at(d); };
+    const auto roi_end = [&](size_t d) { return roi.empty() ? 1.0 : roi.at(4 + d); };
+    for (size_t d = 0; d < 2; ++d)
+      if (out[d] != in[d] || !resize_keeps(in[d], scale[d], sampling, roi_start(d), roi_end(d)))
+        unsupported("resizing the batch or channel dims");
     ResizeAttrs a;
     a.size = {static_cast<int>(out[2]), static_cast<int>(out[3])};
-    OpKind op;
-    if (mode == "nearest") {
-      const std::string nearest = attr_string(node, "nearest_mode", opset_ < 11 ? "floor" : "round_prefer_floor");
-      if (transform != "asymmetric" || (opset_ >= 11 && nearest != "floor"))
-        unsupported("nearest resize with coordinate_transformation_mode ", transform, " and nearest_mode ", nearest,
-                    " (aotc's is asymmetric, floor)");
-      op = OpKind::ResizeNearest;
-    } else if (mode == "linear" || mode == "bilinear") {
-      op = OpKind::ResizeBilinear;
-      if (transform == "align_corners") a.align_corners = true;
-      else if (transform == "half_pixel" || (transform == "pytorch_half_pixel" && out[2] > 1 && out[3] > 1))
-        a.half_pixel_centers = true;
-      else if (transform != "asymmetric")
-        unsupported("linear resize with coordinate_transformation_mode ", transform);
-    } else {
-      unsupported("resize mode '", mode, "'");
+    const std::string& mode = sampling.mode;
+    const std::string& transform = sampling.transform;
+    if (whole && mode == "nearest" && transform == "asymmetric" && sampling.nearest_mode == "floor")
+      return define(node, 0, emit(OpKind::ResizeNearest, a, {tensor(node, 0)}, node.output(0)));
+    if (whole && mode == "linear" &&
+        (transform == "asymmetric" || transform == "align_corners" || transform == "half_pixel" ||
+         (transform == "pytorch_half_pixel" && out[2] > 1 && out[3] > 1))) {
+      a.align_corners = transform == "align_corners";
+      a.half_pixel_centers = transform == "half_pixel" || transform == "pytorch_half_pixel";
+      return define(node, 0, emit(OpKind::ResizeBilinear, a, {tensor(node, 0)}, node.output(0)));
     }
-    define(node, 0, emit(op, a, {tensor(node, 0)}, node.output(0)));
+    if (in[2] * out[2] > kMaxSamplingMatrix || in[3] * out[3] > kMaxSamplingMatrix)
+      unsupported("resizing ", to_string(in), " to ", to_string(out), " with mode ", mode, " and ", transform,
+                  ": a sampling matrix of more than ", kMaxSamplingMatrix, " elements");
+    const ResizeAxis h = resize_axis(in[2], out[2], scale[2], sampling, roi_start(2), roi_end(2));
+    const ResizeAxis w = resize_axis(in[3], out[3], scale[3], sampling, roi_start(3), roi_end(3));
+    const std::string& name = node.output(0);
+    const bool extrapolates = h.any_outside() || w.any_outside();
+    TensorId x = tensor(node, 0);
+    if (h.identity() && w.identity()) return alias(node, 0, input(node, 0));
+    if (!w.identity()) x = resize_last_axis(x, w, h.identity() && !extrapolates ? name : name + ".w");
+    if (!h.identity()) {
+      x = emit(OpKind::Transpose, TransposeAttrs{{0, 1, 3, 2}}, {x}, name + ".columns");
+      x = resize_last_axis(x, h, name + ".h");
+      x = emit(OpKind::Transpose, TransposeAttrs{{0, 1, 3, 2}}, {x}, extrapolates ? name + ".rows" : name);
+    }
+    if (extrapolates) {  // tf_crop_and_resize: the value where a row or a column lies outside
+      std::vector<float> value(static_cast<size_t>(out[2] * out[3]), 0.0f);
+      for (int64_t r = 0; r < out[2]; ++r)
+        for (int64_t c = 0; c < out[3]; ++c)
+          if (h.outside[static_cast<size_t>(r)] || w.outside[static_cast<size_t>(c)])
+            value[static_cast<size_t>(r * out[3] + c)] = extrapolation;
+      const TensorId outside = g_.add_constant(g_.unique_name(name + ".extrapolation"), {1, 1, out[2], out[3]}, value);
+      x = emit(OpKind::Add, NoAttrs{}, {x, outside}, name);
+    }
+    define(node, 0, x);
+  }
+
+  // x[..., in] resampled along its last axis by `axis`'s matrix: a linear layer over the rows.
+  TensorId resize_last_axis(TensorId x, const ResizeAxis& axis, const std::string& name) {
+    Shape shape = g_.tensor(x).shape;
+    const TensorId rows = reshape(x, {num_elements(shape) / axis.in, axis.in}, name + ".rows");
+    const std::vector<float> weight(axis.weights.begin(), axis.weights.end());
+    const TensorId matrix = g_.add_constant(g_.unique_name(name + ".sampling"), {axis.out, axis.in}, weight);
+    const TensorId resized = emit(OpKind::Linear, NoAttrs{}, {rows, matrix}, name + ".resized");
+    shape.back() = axis.out;
+    return reshape(resized, shape, name);
+  }
+
+  // Upsample-7's "bilinear" is "linear".
+  std::string resize_mode(const NodeProto& node) const {
+    const std::string mode = attr_string(node, "mode", "nearest");
+    return mode == "bilinear" ? "linear" : mode;
   }
 
   void lower_Resize(const NodeProto& node) {
-    const std::string mode = attr_string(node, "mode", "nearest");
-    if (opset_ < 11) {
-      const ConstantValue& scales = constant(node, 1, "scales");
-      return resize(node, scales.values, {}, mode, "asymmetric");
+    ResizeSampling sampling;
+    sampling.mode = resize_mode(node);
+    if (opset_ < 11) {  // Resize-10: asymmetric coordinates, nearest rounds down
+      sampling.transform = "asymmetric";
+      sampling.nearest_mode = "floor";
+      return resize(node, constant(node, 1, "scales").values, {}, sampling);
     }
-    const std::string transform = attr_string(node, "coordinate_transformation_mode", "half_pixel");
-    if (transform == "tf_crop_and_resize") unsupported("tf_crop_and_resize");
-    if (has_input(node, 3)) return resize(node, {}, constant_ints(node, 3, "sizes"), mode, transform);
+    sampling.transform = attr_string(node, "coordinate_transformation_mode", "half_pixel");
+    sampling.nearest_mode = attr_string(node, "nearest_mode", "round_prefer_floor");
+    sampling.cubic_a = attr_float(node, "cubic_coeff_a", -0.75f);
+    sampling.exclude_outside = attr_int(node, "exclude_outside", 0) != 0;
+    std::vector<double> roi;
+    if (sampling.transform == "tf_crop_and_resize") {
+      roi = constant(node, 1, "roi").values;
+      if (roi.size() != 8) invalid("roi has ", roi.size(), " values; a 4-D tf_crop_and_resize needs 8");
+    }
+    const float extrapolation = attr_float(node, "extrapolation_value", 0.0f);
+    if (has_input(node, 3)) return resize(node, {}, constant_ints(node, 3, "sizes"), sampling, roi, extrapolation);
     const ConstantValue& scales = constant(node, 2, "scales");
     if (scales.values.empty()) invalid("neither scales nor sizes");
-    resize(node, scales.values, {}, mode, transform);
+    resize(node, scales.values, {}, sampling, roi, extrapolation);
   }
 
   void lower_Upsample(const NodeProto& node) {
-    const std::string mode = attr_string(node, "mode", "nearest");
+    ResizeSampling sampling;  // asymmetric coordinates, nearest rounds down
+    sampling.mode = resize_mode(node);
+    sampling.transform = "asymmetric";
+    sampling.nearest_mode = "floor";
     if (opset_ < 9) {
       const std::vector<float> scales = attr_floats(node, "scales");
-      return resize(node, std::vector<double>(scales.begin(), scales.end()), {}, mode, "asymmetric");
+      return resize(node, std::vector<double>(scales.begin(), scales.end()), {}, sampling);
     }
-    resize(node, constant(node, 1, "scales").values, {}, mode, "asymmetric");
+    resize(node, constant(node, 1, "scales").values, {}, sampling);
   }
 
   // ---- Shape arithmetic, folded --------------------------------------------------------
