@@ -1058,10 +1058,11 @@ class Lowering {
     const ResizeAxis w = resize_axis(in[3], out[3], scale[3], sampling, roi_start(3), roi_end(3));
     const std::string& name = node.output(0);
     const bool extrapolates = h.any_outside() || w.any_outside();
+    const bool keeps_rows = h.identity(), keeps_columns = w.identity();
     TensorId x = tensor(node, 0);
-    if (h.identity() && w.identity()) return alias(node, 0, input(node, 0));
-    if (!w.identity()) x = resize_last_axis(x, w, h.identity() && !extrapolates ? name : name + ".w");
-    if (!h.identity()) {
+    if (keeps_rows && keeps_columns) return alias(node, 0, input(node, 0));
+    if (!keeps_columns) x = resize_last_axis(x, w, keeps_rows && !extrapolates ? name : name + ".w");
+    if (!keeps_rows) {
       x = emit(OpKind::Transpose, TransposeAttrs{{0, 1, 3, 2}}, {x}, name + ".columns");
       x = resize_last_axis(x, h, name + ".h");
       x = emit(OpKind::Transpose, TransposeAttrs{{0, 1, 3, 2}}, {x}, extrapolates ? name + ".rows" : name);
