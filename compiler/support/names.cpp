@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "support/digest.h"
+
 namespace aotc {
 
 std::string c_identifier(const std::string& name) {
@@ -22,6 +24,12 @@ std::string c_string_literal(const std::string& text) {
     literal += c;
   }
   return literal + "\"";
+}
+
+std::string kernel_symbol(const std::string& family, const std::string& description, const std::string& target) {
+  // Bump the tag when a description stops naming one computation.
+  const std::string digest = sha256_hex("aotc kernel symbol 1\n" + target + "\n" + description);
+  return "aotc_" + c_identifier(family) + "_" + digest.substr(0, 16);
 }
 
 }  // namespace aotc

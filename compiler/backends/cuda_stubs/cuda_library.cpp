@@ -105,7 +105,7 @@ LibraryParts build_cuda_library(const Graph& g, const BackendOptions& options) {
   const GpuBackendPlan backends =
       choose_gpu_backends(g, {.mode = options.gpu_backends, .cuda_capability = capability, .tuning = options.tuning});
   auto model = std::make_shared<CudaStubModel>(
-      lower_to_cuda_stubs(g, plan_cuda_stub_memory(g), backends, options.external_weights));
+      lower_to_cuda_stubs(g, plan_cuda_stub_memory(g), backends, options.external_weights, options.target));
   if (options.progress)
     *options.progress << "aotc: emitting CUDA stubs for " << model->layers.size() << " layers of " << g.name << " ("
                       << options.target << ", sm_" << capability << "), " << model->halide_kernels.size()

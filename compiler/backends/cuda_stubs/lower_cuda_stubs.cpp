@@ -92,8 +92,9 @@ struct CudnnConv {
 
 class Emitter {
  public:
-  Emitter(const Graph& g, const MemoryPlan& plan, const GpuBackendPlan& backends, bool external_weights)
-      : g_(g), plan_(plan), backends_(backends), external_weights_(external_weights) {
+  Emitter(const Graph& g, const MemoryPlan& plan, const GpuBackendPlan& backends, bool external_weights,
+          const std::string& target)
+      : g_(g), plan_(plan), backends_(backends), external_weights_(external_weights), target_(target) {
     for (const TensorPlacement& p : plan.placements) placement_[p.tensor] = &p;
     model_.name = g.name;
     model_.inputs = tensor_infos(g, g.inputs);
@@ -267,6 +268,7 @@ class Emitter {
   std::map<TensorId, int64_t> constant_offsets_;
   std::vector<WeightSlot> weight_slots_;  // in the order of the blob
   bool external_weights_;
+  const std::string target_;  // Halide kernel symbols are for it
   std::vector<int64_t> io_offsets_;  // staging of inputs, then outputs, in the arena
   std::string layer_functions_;
   std::string conv_plans_;  // the create step's conv_plan_create calls
@@ -404,8 +406,7 @@ std::string Emitter::halide_call(const std::string& key, const std::string& suff
   auto found = halide_kernel_index_.find(key);
   if (found == halide_kernel_index_.end()) {
     const size_t k = model_.halide_kernels.size();
-    model_.halide_kernels.push_back(
-        halide_kernel_source("aotc_" + c_identifier(g_.name) + "_h" + std::to_string(k) + "_" + suffix, key, build));
+    model_.halide_kernels.push_back(halide_kernel_source(kernel_symbol(suffix, key, target_), key, build));
     found = halide_kernel_index_.emplace(key, k).first;
     halide_declarations_ += "int " + model_.halide_kernels[k].function + "(void* user_context";
     for (size_t i = 0; i < args.size(); ++i) halide_declarations_ += ", halide_buffer_t*";
@@ -1059,9 +1060,9 @@ MemoryPlan plan_cuda_stub_memory(const Graph& g) {
 }
 
 CudaStubModel lower_to_cuda_stubs(const Graph& g, const MemoryPlan& plan, const GpuBackendPlan& backends,
-                                  bool external_weights) {
+                                  bool external_weights, const std::string& target) {
   AOTC_CHECK(backends.backend.size() == g.nodes.size(), "the backend plan is not of graph ", g.name);
-  return Emitter(g, plan, backends, external_weights).run();
+  return Emitter(g, plan, backends, external_weights, target).run();
 }
 
 }  // namespace aotc

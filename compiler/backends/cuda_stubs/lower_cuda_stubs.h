@@ -59,8 +59,9 @@ struct CudaStubModel {
 MemoryPlan plan_cuda_stub_memory(const Graph& g);
 // Throws UserError (kUnsupported) for an op or shape the stubs cannot run.
 // `backends` is choose_gpu_backends(g, ...). With `external_weights`, create
-// takes the weights file's image instead of an embedded blob.
+// takes the weights file's image instead of an embedded blob. Halide kernel
+// symbols are kernel_symbol()s for `target` (support/names.h).
 CudaStubModel lower_to_cuda_stubs(const Graph& g, const MemoryPlan& plan, const GpuBackendPlan& backends,
-                                  bool external_weights);
+                                  bool external_weights, const std::string& target);
 
 }  // namespace aotc

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "backends/halide/halide_backend.h"
@@ -66,6 +67,10 @@ int compile_share(const std::vector<KernelSource>& kernels, const std::string& t
 CompiledObjects compile_halide_objects(const std::vector<KernelSource>& kernels, const std::string& target,
                                        const std::string& work_dir, int jobs, const std::string& cache_dir,
                                        std::ostream* progress) {
+  // Symbols are digests of descriptions (kernel_symbol): one symbol, one kernel.
+  std::set<std::string> functions;
+  for (const KernelSource& kernel : kernels)
+    AOTC_CHECK(functions.insert(kernel.function).second, "two kernels of a library are both named ", kernel.function);
   jobs = std::max(1, std::min<int>(jobs, static_cast<int>(kernels.size())));
   std::cout << std::flush;
   std::cerr << std::flush;

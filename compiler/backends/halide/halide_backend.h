@@ -63,8 +63,9 @@ MemoryPlan plan_halide_memory(const Graph& g, const GroupPlan& groups);
 // Maps each node to kernel calls over the memory plan, which must have been
 // made with halide_scratch_bytes of `groups` (group_plan.h: plan_groups() of
 // `g`). Throws UserError(kUnsupported) naming the node for an op with no
-// generator.
-LoweredModel lower_to_halide(const Graph& g, const MemoryPlan& plan, const GroupPlan& groups);
+// generator. Kernel symbols are kernel_symbol()s for `target` (support/names.h).
+LoweredModel lower_to_halide(const Graph& g, const MemoryPlan& plan, const GroupPlan& groups,
+                             const std::string& target);
 
 struct CompiledObjects {
   std::vector<std::string> objects;         // kernel objects, then the Halide runtime's

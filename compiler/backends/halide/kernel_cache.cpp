@@ -1,7 +1,6 @@
 // The kernel cache (kernel_cache.h): keys, lookups and atomic stores.
 #include "backends/halide/kernel_cache.h"
 
-#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "support/digest.h"
 #include "support/error.h"
 
 namespace aotc {
@@ -27,15 +27,6 @@ namespace fs = std::filesystem;
 
 // Bump when what goes into a key changes.
 constexpr const char* kKeyFormat = "aotc kernel cache 2";
-
-std::string sha256_hex(const std::string& bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  AOTC_CHECK(EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) == 1, "SHA-256 failed");
-  std::ostringstream hex;
-  for (unsigned int i = 0; i < length; ++i) hex << std::hex << std::setw(2) << std::setfill('0') << int{digest[i]};
-  return hex.str();
-}
 
 // The Halide and LLVM shared libraries this process runs, by path, size and
 // modification time: a rebuilt or upgraded code generator gives other keys.

@@ -27,7 +27,8 @@ constexpr int64_t kBlobAlignment = 64;
 // Builds the LoweredModel node by node.
 class Lowering {
  public:
-  Lowering(const Graph& g, const MemoryPlan& plan, const GroupPlan& groups) : g_(g), plan_(plan), groups_(groups) {
+  Lowering(const Graph& g, const MemoryPlan& plan, const GroupPlan& groups, const std::string& target)
+      : g_(g), plan_(plan), groups_(groups), target_(target) {
     for (const TensorPlacement& p : plan.placements) placement_[p.tensor] = &p;
     model_.name = g.name;
     model_.arena_bytes = plan.arena_bytes;
@@ -126,8 +127,7 @@ class Lowering {
     auto it = kernel_index_.find(key);
     if (it != kernel_index_.end()) return it->second;
     const int kernel = static_cast<int>(model_.kernels.size());
-    model_.kernels.push_back(
-        halide_kernel_source("aotc_" + c_identifier(g_.name) + "_k" + std::to_string(kernel) + "_" + suffix, key, build));
+    model_.kernels.push_back(halide_kernel_source(kernel_symbol(suffix, key, target_), key, build));
     kernel_index_[key] = kernel;
     return kernel;
   }
@@ -269,6 +269,7 @@ class Lowering {
   const Graph& g_;
   const MemoryPlan& plan_;
   const GroupPlan& groups_;
+  const std::string target_;  // kernel symbols are for it
   int step_ = 0;  // the node being lowered
   LoweredModel model_;
   std::map<TensorId, const TensorPlacement*> placement_;
@@ -302,8 +303,9 @@ MemoryPlan plan_halide_memory(const Graph& g, const GroupPlan& groups) {
   });
 }
 
-LoweredModel lower_to_halide(const Graph& g, const MemoryPlan& plan, const GroupPlan& groups) {
-  return Lowering(g, plan, groups).run();
+LoweredModel lower_to_halide(const Graph& g, const MemoryPlan& plan, const GroupPlan& groups,
+                             const std::string& target) {
+  return Lowering(g, plan, groups, target).run();
 }
 
 }  // namespace aotc

@@ -23,7 +23,7 @@ using flatbuffers::uoffset_t;
 
 constexpr uint32_t kFormatVersionMajor = 1;
 // The schema nests tables 3 deep (Model > Node > options).
-constexpr uoffset_t kMaxTableDepth = 8;
+constexpr uoffset_t kMaxFbTableDepth = 8;
 
 // What defines each tensor; node indices are >= 0.
 constexpr int kUndefined = -3;
@@ -543,7 +543,7 @@ Graph read_aotc_model(const uint8_t* data, size_t size, const std::string& path)
   const AlignedBytes aligned(data, size);
   data = aligned.data();
 
-  if (!verify_flatbuffer(data, size, kMaxTableDepth,
+  if (!verify_flatbuffer(data, size, kMaxFbTableDepth,
                          [](flatbuffers::Verifier& v) { return fb::VerifyModelBuffer(v); }))
     fail(ExitCode::kInvalidModel, path,
          ": corrupt aotc model: the FlatBuffers verifier rejected it (truncated or damaged file?)");

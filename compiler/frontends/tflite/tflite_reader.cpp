@@ -23,7 +23,7 @@ using tfl::TensorType;
 
 // The schema nests tables 6 deep (Model > SubGraph > Tensor > SparsityParameters >
 // DimensionMetadata > Int32Vector).
-constexpr uoffset_t kMaxTableDepth = 16;
+constexpr uoffset_t kMaxTfliteTableDepth = 16;
 
 // The custom op MediaPipe uses for its decoder's upsampling.
 constexpr const char* kConvolution2DTransposeBias = "Convolution2DTransposeBias";
@@ -309,7 +309,7 @@ Graph read_tflite_model(const uint8_t* data, size_t size, const std::string& pat
   const AlignedBytes aligned(data, size);
   data = aligned.data();
 
-  if (!verify_flatbuffer(data, size, kMaxTableDepth,
+  if (!verify_flatbuffer(data, size, kMaxTfliteTableDepth,
                          [](flatbuffers::Verifier& v) { return tfl::VerifyModelBuffer(v); }))
     fail(ExitCode::kInvalidModel, path,
          ": corrupt TensorFlow Lite model: the FlatBuffers verifier rejected it (truncated or damaged file?)");
