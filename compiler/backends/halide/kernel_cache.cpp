@@ -26,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bump when what goes into a key changes.
-constexpr const char* kKeyFormat = "aotc kernel cache 2";
+constexpr const char* kKeyFormat = "aotc kernel cache 3";
 
 // The Halide and LLVM shared libraries this process runs, by path, size and
 // modification time: a rebuilt or upgraded code generator gives other keys.
@@ -66,11 +66,35 @@ void print_argument(std::ostream& os, const Halide::Internal::LoweredArgument& a
   os << "\n";
 }
 
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Halide writes the names its counters made ("conv$3") into GPU kernel names
+// and device code as "conv__3": back to "$", for canonical_names.
+std::string unmangle_counters(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text.compare(i, 2, "__") == 0 && i + 2 < text.size() && std::isdigit(static_cast<unsigned char>(text[i + 2]))) {
+      out += '$';
+      ++i;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
 void print_buffer(std::ostream& os, const Halide::Buffer<void>& b) {
   os << "buffer " << b.name() << " type " << b.type() << " dims";
   for (int d = 0; d < b.dimensions(); ++d)
     os << " " << b.dim(d).min() << ":" << b.dim(d).extent() << ":" << b.dim(d).stride();
-  os << " bytes " << sha256_hex(std::string(static_cast<const char*>(b.data()), b.size_in_bytes())) << "\n";
+  const std::string bytes(static_cast<const char*>(b.data()), b.size_in_bytes());
+  // A GPU module's device code (Halide's "<api>_gpu_source_kernels": PTX text)
+  // holds the same per-process names as the host code: keyed as text.
+  if (ends_with(b.name(), "gpu_source_kernels")) os << " text\n" << bytes << "\n";
+  else os << " bytes " << sha256_hex(bytes) << "\n";
 }
 
 void print_module(std::ostream& os, const Halide::Module& m) {
@@ -169,7 +193,7 @@ std::string kernel_cache_key(const Halide::Module& module) {
   os << std::setprecision(80);
   os << kKeyFormat << "\n" << code_generator_identity();
   print_module(os, module);
-  return sha256_hex(canonical_names(os.str()));
+  return sha256_hex(canonical_names(unmangle_counters(os.str())));
 }
 
 }  // namespace
