@@ -40,4 +40,14 @@ std::vector<LibraryObject> library_objects(const CompiledObjects& objects);
 // kind of target. Throws UserError for what that backend cannot build.
 LibraryParts build_library_parts(const Graph& g, const BackendOptions& options);
 
+// What build_library_parts would compile, counted without compiling it (aotc
+// --emit=check): the layers a run executes and the distinct kernels compiled
+// for them (a GPU library's: its Halide CUDA kernels). Throws UserError as
+// build_library_parts does for what the backend cannot build.
+struct LoweredCounts {
+  size_t layers = 0;
+  size_t kernels = 0;
+};
+LoweredCounts count_lowered(const Graph& g, const BackendOptions& options);
+
 }  // namespace aotc

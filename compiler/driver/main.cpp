@@ -37,7 +37,8 @@ namespace {
 constexpr const char* kVersion = "0.1.0";
 
 struct Options {
-  std::string model;
+  std::vector<std::string> models;  // the command line's; several only with --emit=check
+  std::string model;                // the one being compiled
   std::string emit = "graph";
   std::string output;
   std::string name;
@@ -264,6 +265,17 @@ void prepare_tuning(const Graph& g, Options& opt) {
   std::cout << "aotc: wrote " << opt.tuning_cache_path << "\n";
 }
 
+// The backend options that decide how `opt`'s graph is lowered.
+BackendOptions lowering_options(const Options& opt) {
+  BackendOptions backend;
+  backend.target = halide_target_string(opt.target);
+  backend.tuning = opt.tuning_cache_path.empty() ? nullptr : &opt.tuning_cache;
+  backend.lowering = opt.lowering();
+  backend.external_weights = opt.weights == "external";
+  backend.gpu_backends = opt.gpu_backends;
+  return backend;
+}
+
 void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::time_point start) {
   const std::string target = halide_target_string(opt.target);
   const ObjectFormat format = target_object_format(target);  // refuses targets aotc cannot package
@@ -275,8 +287,7 @@ void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::tim
   std::filesystem::create_directories(work.path, ec);
   if (ec) fail(ExitCode::kIo, work.path.string(), ": cannot create a work directory (", ec.message(), ")");
 
-  BackendOptions backend;
-  backend.target = target;
+  BackendOptions backend = lowering_options(opt);
   backend.work_dir = work.path.string();
   backend.jobs = jobs(opt);
   if (!opt.kernel_cache.empty()) {
@@ -285,11 +296,7 @@ void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::tim
   }
   backend.progress = &std::cout;
   backend.producer = producer(opt);
-  backend.tuning = opt.tuning_cache_path.empty() ? nullptr : &opt.tuning_cache;
-  backend.lowering = opt.lowering();
   backend.cxx = opt.cxx.empty() ? default_runner_compiler(target) : opt.cxx;
-  backend.external_weights = opt.weights == "external";
-  backend.gpu_backends = opt.gpu_backends;
   const LibraryParts parts = build_library_parts(g, backend);
 
   PackageOptions options;
@@ -305,6 +312,59 @@ void emit_lib(const Graph& g, const Options& opt, std::chrono::steady_clock::tim
             << (result.weights.empty() ? "" : ", " + result.weights) << "\n";
 }
 
+// opt.model read, named and optimised; its tuning cache read (or measured with --tune).
+Graph optimised_model(Options& opt) {
+  Graph g = load_model(opt.model, model_bindings(opt));
+  // The model file's stem names the model (model.fb -> libmodel.a), as users expect.
+  g.name = opt.name.empty() ? std::filesystem::path(opt.model).stem().string() : opt.name;
+  std::vector<PassRecord> records;
+  g = run_pipeline(std::move(g), opt.pipeline, &records);
+  prepare_tuning(g, opt);
+  if (opt.stats) print_stats(std::cerr, g, records, opt);
+  return g;
+}
+
+// The exit code and the message line (after "aotc: ") of the exception being handled.
+std::pair<int, std::string> current_failure() {
+  try {
+    throw;
+  } catch (const UserError& e) {
+    return {static_cast<int>(e.code()), std::string("error: ") + e.what()};
+  } catch (const InternalError& e) {
+    return {static_cast<int>(ExitCode::kInternal), e.what()};
+  } catch (const std::bad_alloc&) {
+    return {static_cast<int>(ExitCode::kInternal), "error: out of memory"};
+  } catch (const std::exception& e) {
+    return {static_cast<int>(ExitCode::kInternal), std::string("internal error: ") + e.what()};
+  } catch (...) {
+    return {static_cast<int>(ExitCode::kInternal), "internal error: an unknown exception"};
+  }
+}
+
+// --emit=check: each model read, optimised and lowered for the target as
+// --emit=lib would, without code generation; a line per model on stdout
+// ("MODEL: ok: ..." or "MODEL: exit N: error: ..."). Returns the highest exit
+// code of them: 0 when aotc compiles every one.
+int emit_check(const Options& opt) {
+  target_object_format(halide_target_string(opt.target));  // refuses targets aotc cannot package
+  int worst = 0;
+  for (const std::string& path : opt.models) {
+    Options one = opt;
+    one.model = path;
+    try {
+      const Graph g = optimised_model(one);
+      const LoweredCounts counts = count_lowered(g, lowering_options(one));
+      std::cout << path << ": ok: " << g.nodes.size() << " nodes, " << counts.layers << " layers, " << counts.kernels
+                << " distinct kernels\n";
+    } catch (...) {
+      const auto [code, message] = current_failure();
+      std::cout << path << ": exit " << code << ": " << message << "\n";
+      worst = std::max(worst, code);
+    }
+  }
+  return worst;
+}
+
 int run(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   Options opt;
@@ -312,15 +372,16 @@ int run(int argc, char** argv) {
                "aotc"};
   app.footer("\n" + pass_help() + "\n" + exit_code_help());
   app.set_version_flag("--version", std::string("aotc ") + kVersion);
-  app.add_option("model", opt.model,
+  app.add_option("model", opt.models,
                  "Model file, recognised by its content: .fb (aotc's FlatBuffers format), .tflite (TensorFlow "
-                 "Lite), .onnx (ONNX, opsets 7 to 17) or .air (aotc's IR text)")
+                 "Lite), .onnx (ONNX, opsets 7 to 17) or .air (aotc's IR text); several with --emit=check")
       ->required();
   app.add_option("--emit", opt.emit,
                  "What to produce: lib (static library, header and report in the -o directory), graph "
                  "(the optimised IR text), run (evaluate with the reference evaluator), plan (the static "
-                 "memory plan)")
-      ->check(CLI::IsMember({"lib", "graph", "run", "plan"}));
+                 "memory plan), check (whether aotc compiles each model given, for --target: read, optimised "
+                 "and lowered as for lib, nothing compiled; a line per model, exit code the highest of theirs)")
+      ->check(CLI::IsMember({"lib", "graph", "run", "plan", "check"}));
   app.add_option("-o,--output", opt.output,
                  "Output: a directory for lib (default: .), a file for run, graph and plan (default: stdout)");
   app.add_option("--name", opt.name, "Model name (default: the model file's stem)");
@@ -399,14 +460,11 @@ int run(int argc, char** argv) {
   }
   opt.pipeline.dump_stream = &std::cerr;
 
-  Graph g = load_model(opt.model, model_bindings(opt));
-  // The model file's stem names the model (model.fb -> libmodel.a), as users expect.
-  g.name = opt.name.empty() ? std::filesystem::path(opt.model).stem().string() : opt.name;
-  std::vector<PassRecord> records;
-  g = run_pipeline(std::move(g), opt.pipeline, &records);
-  prepare_tuning(g, opt);
-  if (opt.stats) print_stats(std::cerr, g, records, opt);
-
+  if (opt.emit == "check") return emit_check(opt);
+  if (opt.models.size() != 1)
+    fail(ExitCode::kUsage, opt.models.size(), " model files given: --emit=", opt.emit, " takes one");
+  opt.model = opt.models[0];
+  const Graph g = optimised_model(opt);
   if (opt.emit == "lib") {
     emit_lib(g, opt, start);
   } else if (opt.emit == "run") {
@@ -427,15 +485,9 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return aotc::run(argc, argv);
-  } catch (const aotc::UserError& e) {
-    std::cerr << "aotc: error: " << e.what() << "\n";
-    return static_cast<int>(e.code());
-  } catch (const aotc::InternalError& e) {
-    std::cerr << "aotc: " << e.what() << "\n";
-  } catch (const std::bad_alloc&) {
-    std::cerr << "aotc: error: out of memory\n";
-  } catch (const std::exception& e) {
-    std::cerr << "aotc: internal error: " << e.what() << "\n";
+  } catch (...) {
+    const auto [code, message] = aotc::current_failure();
+    std::cerr << "aotc: " << message << "\n";
+    return code;
   }
-  return static_cast<int>(aotc::ExitCode::kInternal);
 }

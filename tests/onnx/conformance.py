@@ -11,6 +11,11 @@ Every case (a model.onnx and test_data_set_0/{input,output}_K.pb) is classified:
 - refused: aotc exits 3 (unsupported) with a reason, grouped by its first words;
 - failed: anything else (a wrong number, another exit status, a crash, a hang).
 
+The cases that need no --constant are first checked together (aotc --emit=check MODEL...,
+one process per job: one aotc start instead of one per case, most of a refused case's
+time); only those it finds compilable are compiled one by one, and a case a crashed check
+did not report is tried alone.
+
 Prints the table per directory and the refusal reasons, writes it as markdown
 with --table, and exits 1 if any case failed.
 """
@@ -57,11 +62,38 @@ def reason_of(stderr):
     return reason[:120]
 
 
-def run_case(case, args):
+def check_together(cases, args):
+    """{case: (exit code, message)} of `aotc --emit=check` over `cases`, in one process; a case
+    a crashed or hung check left out is not in it."""
+    paths = {str(c / "model.onnx"): c for c in cases}
+    try:
+        checked = subprocess.run([str(args.aotc), "--emit=check", *paths], capture_output=True, text=True,
+                                 timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return {}
+    verdicts = {}
+    for line in checked.stdout.splitlines():
+        path, _, verdict = line.partition(": ")
+        if path not in paths:
+            continue
+        status, _, message = verdict.partition(": ")
+        if status == "ok":
+            verdicts[paths[path]] = (0, "")
+        elif status.startswith("exit "):
+            verdicts[paths[path]] = (int(status.removeprefix("exit ")), message)
+    return verdicts
+
+
+def run_case(case, args, checked):
     name = case.name
     out = args.workdir / case.parent.name / name
     out.mkdir(parents=True, exist_ok=True)
     data = case / "test_data_set_0"
+    if case in checked and checked[case][0] != 0:
+        code, message = checked[case]
+        if code == 3:
+            return "refused", reason_of("aotc: " + message)
+        return "failed", f"aotc --emit=check: exit {code}: {message[-300:]}"
     model = onnx.load(str(case / "model.onnx"), load_external_data=False)
     inputs = runtime_inputs(model)
     command = [args.aotc, case / "model.onnx", "--emit=lib", "-o", out, "--name", "m", "--jobs", "1"]
@@ -122,7 +154,13 @@ def main():
              if (c / "model.onnx").exists() and args.filter in c.name]
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(run_case, c, args): c for c in cases}
+        # The cases of one runtime input take no --constant: checked together first.
+        one_input = [c for c in cases
+                     if len(runtime_inputs(onnx.load(str(c / "model.onnx"), load_external_data=False))) == 1]
+        checked = {}
+        for part in pool.map(lambda k: check_together(one_input[k::args.jobs], args), range(args.jobs)):
+            checked.update(part)
+        futures = {pool.submit(run_case, c, args, checked): c for c in cases}
         for future in concurrent.futures.as_completed(futures):
             case = futures[future]
             try:

@@ -97,15 +97,18 @@ std::string cuda_report_summary(const CudaStubModel& model, int64_t weights_byte
 
 }  // namespace
 
-LibraryParts build_cuda_library(const Graph& g, const BackendOptions& options) {
+CudaStubModel lower_cuda_library(const Graph& g, const BackendOptions& options) {
   if (std::string(AOTC_NVCC).empty() || std::string(AOTC_CUDART_STATIC).empty())
     fail(ExitCode::kUnsupported, "--target ", options.target,
          ": this aotc was built without the CUDA toolkit (nvcc and libcudart_static.a under /usr/local/cuda)");
+  const GpuBackendPlan backends = choose_gpu_backends(
+      g, {.mode = options.gpu_backends, .cuda_capability = cuda_capability(options.target), .tuning = options.tuning});
+  return lower_to_cuda_stubs(g, plan_cuda_stub_memory(g), backends, options.external_weights, options.target);
+}
+
+LibraryParts build_cuda_library(const Graph& g, const BackendOptions& options) {
+  auto model = std::make_shared<CudaStubModel>(lower_cuda_library(g, options));
   const int capability = cuda_capability(options.target);
-  const GpuBackendPlan backends =
-      choose_gpu_backends(g, {.mode = options.gpu_backends, .cuda_capability = capability, .tuning = options.tuning});
-  auto model = std::make_shared<CudaStubModel>(
-      lower_to_cuda_stubs(g, plan_cuda_stub_memory(g), backends, options.external_weights, options.target));
   if (options.progress)
     *options.progress << "aotc: emitting CUDA stubs for " << model->layers.size() << " layers of " << g.name << " ("
                       << options.target << ", sm_" << capability << "), " << model->halide_kernels.size()

@@ -18,6 +18,9 @@ namespace aotc {
 // toolkit. With options.external_weights, the weights go to <name>.weights,
 // which the app passes to create (uploaded there, not kept).
 LibraryParts build_cuda_library(const Graph& g, const BackendOptions& options);
+// What build_cuda_library compiles: each group's backend chosen, the stubs and
+// Halide CUDA kernels of `g` lowered. Throws as build_cuda_library does.
+CudaStubModel lower_cuda_library(const Graph& g, const BackendOptions& options);
 
 // The generated public header <name>.h of a GPU library.
 std::string cuda_model_header(const CudaStubModel& model, const std::string& producer);

@@ -17,9 +17,13 @@
 
 namespace aotc {
 
-LibraryParts build_halide_library(const Graph& g, const BackendOptions& options) {
+LoweredModel lower_halide_library(const Graph& g, const BackendOptions& options) {
   const GroupPlan groups = plan_groups(g, options.lowering);
-  auto model = std::make_shared<LoweredModel>(lower_to_halide(g, plan_halide_memory(g, groups), groups, options.target));
+  return lower_to_halide(g, plan_halide_memory(g, groups), groups, options.target);
+}
+
+LibraryParts build_halide_library(const Graph& g, const BackendOptions& options) {
+  auto model = std::make_shared<LoweredModel>(lower_halide_library(g, options));
   if (options.progress)
     *options.progress << "aotc: compiling " << model->kernels.size() << " kernels for " << model->calls.size()
                       << " layers of " << g.name << " (" << options.target << ", " << options.jobs << " jobs)\n";

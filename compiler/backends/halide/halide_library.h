@@ -13,6 +13,8 @@
 namespace aotc {
 
 LibraryParts build_halide_library(const Graph& g, const BackendOptions& options);
+// What build_halide_library compiles: `g` with its groups and memory planned, lowered.
+LoweredModel lower_halide_library(const Graph& g, const BackendOptions& options);
 
 // The generated public header <name>.h.
 std::string model_header(const LoweredModel& model, const std::string& producer, bool external_weights);
