@@ -66,10 +66,6 @@ void print_argument(std::ostream& os, const Halide::Internal::LoweredArgument& a
   os << "\n";
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // Halide writes the names its counters made ("conv$3") into GPU kernel names
 // and device code as "conv__3": back to "$", for canonical_names.
 std::string unmangle_counters(const std::string& text) {
@@ -93,7 +89,7 @@ void print_buffer(std::ostream& os, const Halide::Buffer<void>& b) {
   const std::string bytes(static_cast<const char*>(b.data()), b.size_in_bytes());
   // A GPU module's device code (Halide's "<api>_gpu_source_kernels": PTX text)
   // holds the same per-process names as the host code: keyed as text.
-  if (ends_with(b.name(), "gpu_source_kernels")) os << " text\n" << bytes << "\n";
+  if (b.name().ends_with("gpu_source_kernels")) os << " text\n" << bytes << "\n";
   else os << " bytes " << sha256_hex(bytes) << "\n";
 }
 
