@@ -33,6 +33,7 @@ import collections
 import importlib
 import importlib.util
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -88,9 +89,15 @@ def run(cmd, expect_rc=0):
     print("$ " + " ".join(str(c) for c in cmd), flush=True)
     result = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
     if expect_rc is not None and result.returncode != expect_rc:
-        sys.stdout.write(result.stdout[-4000:])
+        # The reason first: CI reports show the start of a failing test's output.
+        errors = [line for line in result.stderr.splitlines() if "error" in line.lower()]
+        how = (f"killed by {signal.Signals(-result.returncode).name}" if result.returncode < 0
+               else f"exit code {result.returncode}")
+        print(f"{how}, expected exit code {expect_rc}; " +
+              (f"stderr's errors: {errors[-3:]}" if errors else "stderr has no error line"), flush=True)
         sys.stdout.write(result.stderr[-4000:])
-        raise TestFailure(f"exit code {result.returncode}, expected {expect_rc}")
+        sys.stdout.write(result.stdout[-4000:])
+        raise TestFailure(f"{how}, expected exit code {expect_rc}")
     return result
 
 
@@ -300,8 +307,7 @@ def case_library(args):
 
     model_fb, ref_dir = export(args, args.model, args.size)
     out = args.workdir / "lib"
-    result = run([args.aotc, model_fb, "--emit=lib", "--target", args.target, "-o", out])
-    print(result.stdout[-3000:])
+    run([args.aotc, model_fb, "--emit=lib", "--target", args.target, "-o", out])
     for produced in (f"lib{args.model}.a", f"{args.model}.h", f"{args.model}.report.json", "aotc/aotc.h"):
         check((out / produced).exists(), f"--emit=lib did not write {produced}")
     report = json.loads((out / f"{args.model}.report.json").read_text())
