@@ -4,8 +4,26 @@
 
 #include "backends/cuda_stubs/cuda_library.h"
 #include "backends/halide/halide_library.h"
+#include "support/error.h"
 
 namespace aotc {
+
+void require_float_graph(const Graph& g) {
+  std::vector<std::string> integer;
+  for (const Node& node : g.nodes)
+    if (node.op == OpKind::Quantize || node.op == OpKind::Dequantize)
+      integer.push_back(detail::concat("node '", node.name, "' (", op_name(node.op), ")"));
+  for (const std::vector<TensorId>* ends : {&g.inputs, &g.outputs})
+    for (TensorId id : *ends)
+      if (is_integer(g.tensor(id).dtype))
+        integer.push_back(detail::concat(ends == &g.inputs ? "input '" : "output '", g.tensor(id).name, "' (",
+                                         dtype_name(g.tensor(id).dtype), ")"));
+  if (integer.empty()) return;
+  std::string listed;
+  for (size_t i = 0; i < integer.size() && i < 8; ++i) listed += (i ? ", " : "") + integer[i];
+  if (integer.size() > 8) listed += detail::concat(" and ", integer.size() - 8, " more");
+  fail(ExitCode::kUnsupported, "no kernels for integer tensors yet (--emit=run evaluates them): ", listed);
+}
 
 std::vector<LibraryObject> library_objects(const CompiledObjects& objects) {
   std::vector<LibraryObject> members;

@@ -32,6 +32,11 @@ struct BackendOptions {
   std::string gpu_backends = "auto";
 };
 
+// Throws UserError(kUnsupported) listing the quantize and dequantize nodes and the
+// integer graph inputs and outputs of `g`: no backend has integer kernels yet
+// (`--emit=run` evaluates such graphs).
+void require_float_graph(const Graph& g);
+
 // compile_halide_objects' objects as library members: the kernels, then the
 // Halide runtime.
 std::vector<LibraryObject> library_objects(const CompiledObjects& objects);

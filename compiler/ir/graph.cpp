@@ -1,6 +1,7 @@
 #include "ir/graph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <queue>
 #include <sstream>
 #include <unordered_set>
@@ -22,6 +23,80 @@ std::string to_string(const Shape& shape) {
   for (size_t i = 0; i < shape.size(); ++i) os << (i ? "," : "") << shape[i];
   os << ']';
   return os.str();
+}
+
+namespace {
+struct DTypeEntry {
+  DType dtype;
+  const char* name;
+  int64_t bytes, min, max;
+};
+constexpr DTypeEntry kDTypes[] = {
+    {DType::F32, "f32", 4, -(int64_t{1} << 24), int64_t{1} << 24},
+    {DType::I8, "i8", 1, -128, 127},
+    {DType::U8, "u8", 1, 0, 255},
+    {DType::I32, "i32", 4, -(int64_t{1} << 31), (int64_t{1} << 31) - 1},
+};
+const DTypeEntry& dtype_entry(DType dtype) { return kDTypes[static_cast<size_t>(dtype)]; }
+}  // namespace
+
+const char* dtype_name(DType dtype) { return dtype_entry(dtype).name; }
+int64_t dtype_bytes(DType dtype) { return dtype_entry(dtype).bytes; }
+bool is_integer(DType dtype) { return dtype != DType::F32; }
+int64_t dtype_min(DType dtype) { return dtype_entry(dtype).min; }
+int64_t dtype_max(DType dtype) { return dtype_entry(dtype).max; }
+
+bool dtype_from_name(const std::string& name, DType* dtype) {
+  for (const DTypeEntry& e : kDTypes) {
+    if (name == e.name) {
+      *dtype = e.dtype;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool same_element_type(const Tensor& a, const Tensor& b) {
+  if (a.dtype != b.dtype || (a.quant == nullptr) != (b.quant == nullptr)) return false;
+  return a.quant == nullptr || *a.quant == *b.quant;
+}
+
+void check_element_type(const Tensor& t, const std::string& context) {
+  auto error = [&](const auto&... args) {
+    fail(ExitCode::kInvalidModel, context, context.empty() ? "" : ": ", "tensor '", t.name, "' (", dtype_name(t.dtype),
+         "): ", args...);
+  };
+  if (!is_integer(t.dtype)) {
+    if (t.quant) error("a float tensor has no quantization");
+    return;
+  }
+  if (!t.quant) error("an integer tensor needs a scale and a zero point");
+  const Quantization& q = *t.quant;
+  size_t channels = 1;
+  if (q.axis >= 0) {
+    if (static_cast<size_t>(q.axis) >= t.shape.size())
+      error("quantization axis ", q.axis, " is not a dimension of ", to_string(t.shape));
+    channels = static_cast<size_t>(t.shape[static_cast<size_t>(q.axis)]);
+  } else if (q.axis != -1) {
+    error("quantization axis ", q.axis, " is neither -1 (per tensor) nor a dimension");
+  }
+  if (q.scale.size() != channels || q.zero_point.size() != channels)
+    error(q.scale.size(), " scales and ", q.zero_point.size(), " zero points, expected ", channels,
+          q.axis >= 0 ? detail::concat(" (dimension ", q.axis, " of ", to_string(t.shape), ")") : std::string(" (per tensor)"));
+  for (size_t c = 0; c < channels; ++c) {
+    if (!(std::isfinite(q.scale[c]) && q.scale[c] > 0)) error("scale ", q.scale[c], " is not finite and positive");
+    if (q.zero_point[c] < dtype_min(t.dtype) || q.zero_point[c] > dtype_max(t.dtype))
+      error("zero point ", q.zero_point[c], " is outside [", dtype_min(t.dtype), ", ", dtype_max(t.dtype), "]");
+  }
+  if (!t.data) return;
+  // Constants hold integers as floats (graph.h): exact up to 2^24.
+  const double lo = static_cast<double>(std::max(dtype_min(t.dtype), dtype_min(DType::F32)));
+  const double hi = static_cast<double>(std::min(dtype_max(t.dtype), dtype_max(DType::F32)));
+  for (size_t i = 0; i < t.data->size(); ++i) {
+    const double v = (*t.data)[i];
+    if (!(v >= lo && v <= hi && v == std::floor(v)))
+      error("value ", v, " at ", i, " is not an integer in [", static_cast<int64_t>(lo), ", ", static_cast<int64_t>(hi), "]");
+  }
 }
 
 namespace {

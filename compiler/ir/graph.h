@@ -23,7 +23,17 @@
 
 namespace aotc {
 
-enum class DType : uint8_t { F32 };
+// Element types. Integer tensors are quantized (Tensor::quant): real = scale * (q - zero_point).
+enum class DType : uint8_t { F32, I8, U8, I32 };
+
+const char* dtype_name(DType dtype);  // "f32", "i8", "u8", "i32"
+// Returns false if `name` is not a dtype name.
+bool dtype_from_name(const std::string& name, DType* dtype);
+int64_t dtype_bytes(DType dtype);
+bool is_integer(DType dtype);
+// The values an integer dtype holds (for F32: the range of integers a float holds exactly).
+int64_t dtype_min(DType dtype);
+int64_t dtype_max(DType dtype);
 
 enum class Layout : uint8_t {
   kNCHW,   // the logical layout of every tensor as exported
@@ -40,16 +50,37 @@ constexpr TensorId kNoTensor = -1;
 int64_t num_elements(const Shape& shape);
 std::string to_string(const Shape& shape);  // "[1,3,224,224]"
 
+// The affine quantization of an integer tensor: real = scale * (q - zero_point), per
+// tensor (axis -1: one scale and one zero point) or per channel (one of each per index
+// of dimension `axis`). Scales are finite and positive; zero points lie in the dtype.
+struct Quantization {
+  std::vector<float> scale;
+  std::vector<int64_t> zero_point;
+  int axis = -1;
+  bool operator==(const Quantization&) const = default;
+};
+
 struct Tensor {
   std::string name;
   DType dtype = DType::F32;
   Shape shape;
   Layout layout = Layout::kNCHW;
-  // Non-null for constants: num_elements(shape) floats in row-major order.
+  // Non-null for constants: num_elements(shape) values in row-major order; an integer
+  // tensor's values are integers in its dtype's range (a float holds them exactly:
+  // |v| <= 2^24 for i32, checked where such a constant is made).
   std::shared_ptr<const std::vector<float>> data;
+  // Non-null exactly for integer dtypes.
+  std::shared_ptr<const Quantization> quant;
 
   bool is_constant() const { return data != nullptr; }
 };
+
+// Whether two tensors have the same element type (dtype and quantization).
+bool same_element_type(const Tensor& a, const Tensor& b);
+// Throws UserError(kInvalidModel) prefixed by `context` (if not empty) unless `t`'s quantization
+// suits its dtype and shape (see Quantization), and, for a constant, its values are
+// integers in the dtype's range.
+void check_element_type(const Tensor& t, const std::string& context);
 
 // What the memory planner and the backends need to know of an op's data flow.
 enum class OpClass : uint8_t {
@@ -98,7 +129,9 @@ enum class OpClass : uint8_t {
   X(Softplus, "softplus", kElementwise)                            \
   X(Max, "max", kElementwise)                                      \
   X(Min, "min", kElementwise)                                      \
-  X(Div, "div", kElementwise)
+  X(Div, "div", kElementwise)                                      \
+  X(Quantize, "quantize", kOther)                                  \
+  X(Dequantize, "dequantize", kOther)
 
 enum class OpKind : uint8_t {
 #define AOTC_X(e, s, c) e,
@@ -228,9 +261,19 @@ struct DepthToSpaceAttrs {
   bool operator==(const DepthToSpaceAttrs&) const = default;
 };
 
+// quantize(x: f32) -> dtype with `quant`: q = saturate(round_half_to_even(x / scale) + zero_point)
+// (ONNX QuantizeLinear); dequantize(q) -> f32: (q - zero_point) * scale, with q's own
+// quantization (ONNX DequantizeLinear). Every other op reads and writes f32.
+struct QuantizeAttrs {
+  DType dtype = DType::I8;
+  Quantization quant;
+  bool operator==(const QuantizeAttrs&) const = default;
+};
+
 using Attrs = std::variant<NoAttrs, Conv2dAttrs, BatchNormAttrs, ClampAttrs, Pool2dAttrs,
                            AdaptiveAvgPool2dAttrs, FlattenAttrs, ReshapeAttrs, AxisAttrs, PadAttrs,
-                           TransposeAttrs, ResizeAttrs, ConvTranspose2dAttrs, DepthToSpaceAttrs, EluAttrs>;
+                           TransposeAttrs, ResizeAttrs, ConvTranspose2dAttrs, DepthToSpaceAttrs, EluAttrs,
+                           QuantizeAttrs>;
 
 // ---- Fused epilogues ---------------------------------------------------------
 // Elementwise work fused into the node that produces a value, applied in order

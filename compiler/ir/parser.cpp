@@ -1,5 +1,6 @@
 #include "ir/parser.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -7,6 +8,7 @@
 #include <random>
 #include <unordered_map>
 
+#include "ir/printer.h"
 #include "ir/shape_rules.h"
 #include "support/error.h"
 
@@ -20,8 +22,10 @@ bool is_name_char(char c) {
 // An attribute value: a number, a bool, or a list of numbers.
 struct AttrValue {
   std::vector<double> numbers;
+  std::string word;  // a dtype name
   bool is_list = false;
   bool is_bool = false;
+  bool is_word = false;
 };
 
 class Parser {
@@ -158,8 +162,32 @@ class Parser {
     return values;
   }
 
-  Shape type() {
-    expect_word("f32");
+  // dtype, shape and, for an integer dtype, its quantization (printer.h).
+  Tensor type() {
+    Tensor t;
+    skip_space();
+    const size_t start = pos_;
+    const std::string dtype = word();
+    if (!dtype_from_name(dtype, &t.dtype)) {
+      pos_ = start;
+      error("unknown dtype '" + dtype + "' (f32, i8, u8, i32)");
+    }
+    t.shape = shape();
+    if (is_integer(t.dtype)) {
+      skip_space();
+      if (peek() != '{') error(std::string(dtype_name(t.dtype)) + " needs its quantization: {scale=[...], zero_point=[...]}");
+      AttrReader r(*this, attr_block());
+      Quantization q;
+      q.axis = r.integer("axis", -1);
+      for (double v : r.list("scale")) q.scale.push_back(static_cast<float>(v));
+      q.zero_point = r.int_list("zero_point");
+      r.finish();
+      t.quant = std::make_shared<const Quantization>(std::move(q));
+    }
+    return t;
+  }
+
+  Shape shape() {
     std::vector<double> dims = number_list();
     Shape shape;
     for (double d : dims) {
@@ -181,11 +209,9 @@ class Parser {
   }
 
   // ---- Graph entities -------------------------------------------------------
-  TensorId define(const std::string& name, Shape shape) {
+  TensorId define(const std::string& name, Tensor t) {
     if (ids_.count(name)) error("tensor '%" + name + "' is defined twice");
-    Tensor t;
     t.name = name;
-    t.shape = std::move(shape);
     TensorId id = graph_.add_tensor(std::move(t));
     ids_[name] = id;
     return id;
@@ -208,13 +234,22 @@ class Parser {
     std::string name = tensor_ref();
     expect(':');
     graph_.inputs.push_back(define(name, type()));
+    check_type(graph_.inputs.back());
+  }
+
+  void check_type(TensorId id) {
+    try {
+      check_element_type(graph_.tensor(id), "");
+    } catch (const UserError& e) {
+      error(e.what());
+    }
   }
 
   void parse_const() {
     std::string name = tensor_ref();
     expect(':');
-    Shape shape = type();
-    const auto count = static_cast<size_t>(num_elements(shape));
+    Tensor type_of = type();
+    const auto count = static_cast<size_t>(num_elements(type_of.shape));
     if (!try_consume('=')) error("constant '%" + name + "' needs data: = [...], = splat(v) or = random(seed[, scale])");
     std::vector<float> data;
     skip_space();
@@ -228,6 +263,13 @@ class Parser {
       expect('(');
       if (fn == "splat") {
         data.assign(count, static_cast<float>(number()));
+      } else if (fn == "random" && is_integer(type_of.dtype)) {
+        // random(seed): uniform over the dtype's values (those a float holds exactly).
+        std::mt19937 rng(static_cast<uint32_t>(integer()));
+        std::uniform_int_distribution<int64_t> uniform(std::max(dtype_min(type_of.dtype), dtype_min(DType::F32)),
+                                                       std::min(dtype_max(type_of.dtype), dtype_max(DType::F32)));
+        data.resize(count);
+        for (float& v : data) v = static_cast<float>(uniform(rng));
       } else if (fn == "random") {
         std::mt19937 rng(static_cast<uint32_t>(integer()));
         // random(seed, scale): uniform in [-scale, scale) (weights scaled by their fan-in).
@@ -240,8 +282,8 @@ class Parser {
       }
       expect(')');
     }
-    TensorId id = define(name, shape);
-    graph_.tensor(id).data = std::make_shared<const std::vector<float>>(std::move(data));
+    type_of.data = std::make_shared<const std::vector<float>>(std::move(data));
+    check_type(define(name, std::move(type_of)));
   }
 
   std::map<std::string, AttrValue> attr_block() {
@@ -258,9 +300,13 @@ class Parser {
         v.numbers = number_list();
       } else if (std::isalpha(static_cast<unsigned char>(peek())) && text_.compare(pos_, 3, "inf") != 0) {
         std::string b = word();
-        if (b != "true" && b != "false") error("expected true, false, a number or a list");
-        v.is_bool = true;
-        v.numbers = {b == "true" ? 1.0 : 0.0};
+        if (b == "true" || b == "false") {
+          v.is_bool = true;
+          v.numbers = {b == "true" ? 1.0 : 0.0};
+        } else {
+          v.is_word = true;
+          v.word = b;
+        }
       } else {
         v.numbers = {number()};
       }
@@ -285,6 +331,14 @@ class Parser {
       attrs_.erase(it);
       return out;
     }
+    std::vector<double> list(const std::string& key) {
+      auto it = attrs_.find(key);
+      if (it == attrs_.end()) p_.error("missing attribute '" + key + "'");
+      if (!it->second.is_list) p_.error("attribute '" + key + "' must be a list");
+      std::vector<double> out = it->second.numbers;
+      attrs_.erase(it);
+      return out;
+    }
     std::vector<int64_t> int_list(const std::string& key) {
       auto it = attrs_.find(key);
       if (it == attrs_.end()) p_.error("missing attribute '" + key + "'");
@@ -294,10 +348,18 @@ class Parser {
       attrs_.erase(it);
       return out;
     }
+    std::string word(const std::string& key) {
+      auto it = attrs_.find(key);
+      if (it == attrs_.end()) p_.error("missing attribute '" + key + "'");
+      if (!it->second.is_word) p_.error("attribute '" + key + "' must be a name");
+      std::string v = it->second.word;
+      attrs_.erase(it);
+      return v;
+    }
     double scalar(const std::string& key, double fallback) {
       auto it = attrs_.find(key);
       if (it == attrs_.end()) return fallback;
-      if (it->second.is_list || it->second.is_bool) p_.error("attribute '" + key + "' must be a number");
+      if (it->second.is_list || it->second.is_bool || it->second.is_word) p_.error("attribute '" + key + "' must be a number");
       double v = it->second.numbers[0];
       attrs_.erase(it);
       return v;
@@ -406,6 +468,16 @@ class Parser {
       case OpKind::DepthToSpace:
         attrs = DepthToSpaceAttrs{r.integer("block", 2)};
         break;
+      case OpKind::Quantize: {
+        QuantizeAttrs a;
+        const std::string dtype = r.word("dtype");
+        if (!dtype_from_name(dtype, &a.dtype)) error("attribute 'dtype': unknown dtype '" + dtype + "'");
+        a.quant.axis = r.integer("axis", -1);
+        for (double v : r.list("scale")) a.quant.scale.push_back(static_cast<float>(v));
+        a.quant.zero_point = r.int_list("zero_point");
+        attrs = a;
+        break;
+      }
       default:
         break;
     }
@@ -477,7 +549,7 @@ class Parser {
       parse_epilogue(node);
     }
     expect(':');
-    std::vector<Shape> types;
+    std::vector<Tensor> types;
     if (try_consume('(')) {
       do types.push_back(type());
       while (try_consume(','));
@@ -496,10 +568,13 @@ class Parser {
       error(e.what());
     }
     for (size_t i = 0; i < node.outputs.size(); ++i) {
-      const Shape& declared = graph_.tensor(node.outputs[i]).shape;
-      if (i >= inferred.size() || inferred[i] != declared)
-        error("declared type f32" + to_string(declared) + " of '%" + out_names[i] + "' does not match the inferred f32" +
-              (i < inferred.size() ? to_string(inferred[i]) : "[?]"));
+      const Tensor& declared = graph_.tensor(node.outputs[i]);
+      Tensor expected;
+      expected.shape = i < inferred.size() ? inferred[i] : Shape{};
+      set_element_type(expected, infer_element_type(node));
+      if (i >= inferred.size() || expected.shape != declared.shape || !same_element_type(expected, declared))
+        error("declared type " + type_text(declared) + " of '%" + out_names[i] + "' does not match the inferred " +
+              (i < inferred.size() ? type_text(expected) : "[?]"));
     }
     graph_.nodes.push_back(std::move(node));
   }

@@ -50,9 +50,16 @@ std::string list(const Seq& values) {
   return s + "]";
 }
 
-std::string type(const Tensor& t) { return "f32" + to_string(t.shape); }
+std::string quantization_text(const Quantization& q) {
+  return "{" + (q.axis >= 0 ? "axis=" + std::to_string(q.axis) + ", " : std::string()) + "scale=" + list(q.scale) +
+         ", zero_point=" + list(q.zero_point) + "}";
+}
 
 }  // namespace
+
+std::string type_text(const Tensor& t) {
+  return dtype_name(t.dtype) + to_string(t.shape) + (t.quant ? quantization_text(*t.quant) : "");
+}
 
 std::string print_attrs(const Attrs& attrs) {
   struct Visitor {
@@ -91,6 +98,10 @@ std::string print_attrs(const Attrs& attrs) {
     }
     std::string operator()(const DepthToSpaceAttrs& a) const { return "{block=" + std::to_string(a.block) + "}"; }
     std::string operator()(const EluAttrs& a) const { return "{alpha=" + number(a.alpha) + "}"; }
+    std::string operator()(const QuantizeAttrs& a) const {
+      return "{dtype=" + std::string(dtype_name(a.dtype)) + ", axis=" + std::to_string(a.quant.axis) +
+             ", scale=" + list(a.quant.scale) + ", zero_point=" + list(a.quant.zero_point) + "}";
+    }
   };
   return std::visit(Visitor{}, attrs);
 }
@@ -138,10 +149,10 @@ std::string print_node(const Graph& g, const Node& node) {
   }
   s += ": ";
   if (node.outputs.size() == 1) {
-    s += type(g.tensor(node.outputs[0]));
+    s += type_text(g.tensor(node.outputs[0]));
   } else {
     s += "(";
-    for (size_t i = 0; i < node.outputs.size(); ++i) s += (i ? ", " : "") + type(g.tensor(node.outputs[i]));
+    for (size_t i = 0; i < node.outputs.size(); ++i) s += (i ? ", " : "") + type_text(g.tensor(node.outputs[i]));
     s += ")";
   }
   return s;
@@ -149,12 +160,12 @@ std::string print_node(const Graph& g, const Node& node) {
 
 void print_graph(std::ostream& os, const Graph& g) {
   os << "graph " << (g.name.empty() ? "main" : g.name) << " {\n";
-  for (TensorId id : g.inputs) os << "  input " << ref(g, id) << ": " << type(g.tensor(id)) << "\n";
+  for (TensorId id : g.inputs) os << "  input " << ref(g, id) << ": " << type_text(g.tensor(id)) << "\n";
   std::unordered_set<TensorId> printed;
   auto print_constant = [&](TensorId id) {
     const Tensor& t = g.tensor(id);
     if (!t.is_constant() || !printed.insert(id).second) return;
-    os << "  const " << ref(g, id) << ": " << type(t);
+    os << "  const " << ref(g, id) << ": " << type_text(t);
     if (static_cast<int64_t>(t.data->size()) <= kMaxInlineElements) {
       os << " = [";
       for (size_t i = 0; i < t.data->size(); ++i) os << (i ? ", " : "") << number((*t.data)[i]);

@@ -9,6 +9,9 @@
 //     output %p
 //   }
 //
+// - A type is dtype, shape and, for an integer dtype, its quantization:
+//   f32[1,4,8,8], u8[1,3,8,8]{scale=[0.0078125], zero_point=[128]},
+//   i8[4,3,3,3]{axis=0, scale=[0.1,0.2,0.1,0.3], zero_point=[0,0,0,0]}.
 // - Inputs, then the constants in order of first use, then nodes in execution
 //   order, then outputs. Only tensors reachable from nodes/outputs are printed.
 // - Constants of at most kMaxInlineElements are printed with their values;
@@ -30,6 +33,9 @@ constexpr int64_t kMaxInlineElements = 16;
 
 void print_graph(std::ostream& os, const Graph& g);
 std::string print_graph(const Graph& g);
+
+// A tensor's type as printed, e.g. "f32[1,4,8,8]" or "u8[1,3,8,8]{scale=[0.5], zero_point=[128]}".
+std::string type_text(const Tensor& t);
 
 // A node's attributes as printed, e.g. "{stride=[1,1], pad=[1,1,1,1], ...}" ("" if none).
 std::string print_attrs(const Attrs& attrs);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "support/error.h"
 
@@ -54,6 +55,11 @@ class NodeChecker {
       const Tensor& t = g_.tensor(node_.inputs[i]);
       if (bounded_elements(t.shape) < 0)
         error("input '", t.name, "' has invalid shape ", to_string(t.shape), " (every dim must be >= 1 and the total <= 2^31)");
+      // Only dequantize reads integer tensors (graph.h, QuantizeAttrs).
+      const bool reads_integer = node_.op == OpKind::Dequantize && i == 0;
+      if (is_integer(t.dtype) != reads_integer)
+        error("input '", t.name, "' is ", dtype_name(t.dtype), "; ", op_name(node_.op),
+              reads_integer ? " reads an integer tensor" : " reads f32 tensors only");
     }
     return operands;
   }
@@ -328,7 +334,7 @@ Shape depth_to_space_shape(const NodeChecker& c, size_t operands, const DepthToS
   return {x[0], x[1] / (b * b), x[2] * b, x[3] * b};
 }
 
-Shape op_shape(const NodeChecker& c, const Node& node, size_t operands) {
+Shape op_shape(const Graph& g, const NodeChecker& c, const Node& node, size_t operands) {
   switch (node.op) {
     case OpKind::Conv2d: return conv2d_shape(c, operands, node.attr<Conv2dAttrs>());
     case OpKind::BatchNorm: return batch_norm_shape(c, operands, node.attr<BatchNormAttrs>());
@@ -384,6 +390,22 @@ Shape op_shape(const NodeChecker& c, const Node& node, size_t operands) {
     case OpKind::ResizeNearest: return resize_shape(c, operands, node.attr<ResizeAttrs>());
     case OpKind::ConvTranspose2d: return conv_transpose2d_shape(c, operands, node.attr<ConvTranspose2dAttrs>());
     case OpKind::DepthToSpace: return depth_to_space_shape(c, operands, node.attr<DepthToSpaceAttrs>());
+    case OpKind::Quantize: {
+      c.expect_operand_count(operands, 1, 1);
+      const auto& a = node.attr<QuantizeAttrs>();
+      if (!is_integer(a.dtype)) c.error("quantizes to ", dtype_name(a.dtype), ", not an integer dtype");
+      if (a.dtype == DType::I32) c.error("quantizes to i32, which only constants (biases) have");
+      Tensor out;
+      out.name = node.outputs.empty() ? node.name : g.tensor(node.outputs[0]).name;
+      out.dtype = a.dtype;
+      out.shape = c.shape(0);
+      out.quant = std::make_shared<const Quantization>(a.quant);
+      check_element_type(out, c.context());
+      return c.shape(0);
+    }
+    case OpKind::Dequantize:
+      c.expect_operand_count(operands, 1, 1);
+      return c.shape(0);
   }
   AOTC_CHECK(false, "unhandled op kind");
   return {};
@@ -409,6 +431,7 @@ bool attrs_match_op(const Node& node) {
     case OpKind::ConvTranspose2d: return std::holds_alternative<ConvTranspose2dAttrs>(node.attrs);
     case OpKind::DepthToSpace: return std::holds_alternative<DepthToSpaceAttrs>(node.attrs);
     case OpKind::Elu: return std::holds_alternative<EluAttrs>(node.attrs);
+    case OpKind::Quantize: return std::holds_alternative<QuantizeAttrs>(node.attrs);
     default: return std::holds_alternative<NoAttrs>(node.attrs);
   }
 }
@@ -448,11 +471,24 @@ std::vector<Shape> infer_node_shapes(const Graph& g, const Node& node) {
   const size_t operands = c.check_structure();
   // A frontend or parser bug, not the model's: they build attrs from the op kind.
   AOTC_CHECK(attrs_match_op(node), "node '", node.name, "' has attributes of the wrong kind");
-  Shape out = op_shape(c, node, operands);
+  Shape out = op_shape(g, c, node, operands);
   if (bounded_elements(out) < 0)
     c.error("output shape ", to_string(out), " is absurd (every dim must be >= 1 and the total <= 2^31)");
   check_epilogue(c, node, out);
   return {out};
+}
+
+ElementType infer_element_type(const Node& node) {
+  if (node.op == OpKind::Quantize) {
+    const auto& a = node.attr<QuantizeAttrs>();
+    return {a.dtype, std::make_shared<const Quantization>(a.quant)};
+  }
+  return {};
+}
+
+void set_element_type(Tensor& t, const ElementType& type) {
+  t.dtype = type.dtype;
+  t.quant = type.quant;
 }
 
 Shape broadcast_shapes(const Shape& a, const Shape& b, const std::string& context) {
@@ -495,6 +531,7 @@ TensorId append_node(Graph& g, OpKind op, Attrs attrs, std::vector<TensorId> inp
   node.outputs = {g.add_tensor(std::move(out))};
   try {
     g.tensor(node.outputs[0]).shape = infer_node_shapes(g, node)[0];
+    set_element_type(g.tensor(node.outputs[0]), infer_element_type(node));
   } catch (const UserError& e) {
     throw UserError(e.code(), context + ": " + e.what());
   }

@@ -22,7 +22,7 @@ size_t hash_constant(const Tensor& t) {
 
 // Bitwise equal data: +0 and -0 (or two NaN payloads) are not interchangeable.
 bool same_constant(const Tensor& a, const Tensor& b) {
-  return a.dtype == b.dtype && a.layout == b.layout && a.shape == b.shape &&
+  return same_element_type(a, b) && a.layout == b.layout && a.shape == b.shape &&
          (a.data == b.data ||
           std::memcmp(a.data->data(), b.data->data(), a.data->size() * sizeof(float)) == 0);
 }
@@ -41,7 +41,7 @@ bool same_computation(const Graph& g, const Node& a, const Node& b) {
   for (size_t i = 0; i < a.outputs.size(); ++i) {
     const Tensor& x = g.tensor(a.outputs[i]);
     const Tensor& y = g.tensor(b.outputs[i]);
-    if (x.dtype != y.dtype || x.layout != y.layout || x.shape != y.shape) return false;
+    if (!same_element_type(x, y) || x.layout != y.layout || x.shape != y.shape) return false;
   }
   return true;
 }

@@ -14,10 +14,7 @@ namespace {
 
 int64_t round_up(int64_t n, int64_t alignment) { return (n + alignment - 1) / alignment * alignment; }
 
-int64_t tensor_bytes(const Tensor& t) {
-  AOTC_CHECK(t.dtype == DType::F32, t.name);
-  return num_elements(t.shape) * static_cast<int64_t>(sizeof(float));
-}
+int64_t tensor_bytes(const Tensor& t) { return num_elements(t.shape) * dtype_bytes(t.dtype); }
 
 bool is_alias_op(OpKind op) { return op_class(op) == OpClass::kAlias; }
 

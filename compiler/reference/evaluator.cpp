@@ -383,7 +383,36 @@ void depth_to_space(const Value& x, int64_t block, Value& out) {
         }
 }
 
-void compute_op(const Node& node, const std::vector<const Value*>& in, size_t operands, Value& out) {
+// The channel of flat index `i` along quantization axis `q.axis` (0 per tensor).
+size_t quant_channel(int64_t i, const Shape& s, const Quantization& q) {
+  if (q.axis < 0) return 0;
+  const auto axis = static_cast<size_t>(q.axis);
+  return static_cast<size_t>(i / extent(s, axis + 1, s.size()) % s[axis]);
+}
+
+// ONNX QuantizeLinear: saturate(round_half_to_even(x / scale) + zero_point), in float32
+// as ONNX Runtime computes it; NaN gives the zero point.
+void quantize(const Value& x, DType dtype, const Quantization& q, Value& out) {
+  for (int64_t i = 0; i < static_cast<int64_t>(out.data.size()); ++i) {
+    const size_t c = quant_channel(i, x.shape, q);
+    const float scaled = std::nearbyint(x.data[static_cast<size_t>(i)] / q.scale[c]);  // ties to even
+    const double v = std::isnan(scaled) ? 0.0 : static_cast<double>(scaled);
+    out.data[static_cast<size_t>(i)] = static_cast<float>(std::clamp(v + static_cast<double>(q.zero_point[c]),
+                                                                     static_cast<double>(dtype_min(dtype)),
+                                                                     static_cast<double>(dtype_max(dtype))));
+  }
+}
+
+// ONNX DequantizeLinear: (q - zero_point) * scale in float32.
+void dequantize(const Value& x, const Quantization& q, Value& out) {
+  for (int64_t i = 0; i < static_cast<int64_t>(out.data.size()); ++i) {
+    const size_t c = quant_channel(i, x.shape, q);
+    const auto integer = static_cast<int64_t>(x.data[static_cast<size_t>(i)]) - q.zero_point[c];
+    out.data[static_cast<size_t>(i)] = static_cast<float>(integer) * q.scale[c];
+  }
+}
+
+void compute_op(const Graph& g, const Node& node, const std::vector<const Value*>& in, size_t operands, Value& out) {
   const Value& x = *in[0];
   switch (node.op) {
     case OpKind::Conv2d: return conv2d(x, *in[1], operands == 3 ? in[2] : nullptr, node.attr<Conv2dAttrs>(), out);
@@ -433,6 +462,8 @@ void compute_op(const Node& node, const std::vector<const Value*>& in, size_t op
     case OpKind::ConvTranspose2d:
       return conv_transpose2d(x, *in[1], operands == 3 ? in[2] : nullptr, node.attr<ConvTranspose2dAttrs>(), out);
     case OpKind::DepthToSpace: return depth_to_space(x, node.attr<DepthToSpaceAttrs>().block, out);
+    case OpKind::Quantize: return quantize(x, node.attr<QuantizeAttrs>().dtype, node.attr<QuantizeAttrs>().quant, out);
+    case OpKind::Dequantize: return dequantize(x, *g.tensor(node.inputs[0]).quant, out);
   }
   AOTC_CHECK(false, "unhandled op kind");
 }
@@ -475,7 +506,7 @@ std::vector<Value> evaluate_node(const Graph& g, const Node& node, const std::ve
   Value out;
   out.shape = infer_node_shapes(g, node)[0];
   out.data.resize(static_cast<size_t>(num_elements(out.shape)));
-  compute_op(node, inputs, node.op_operand_count(), out);
+  compute_op(g, node, inputs, node.op_operand_count(), out);
   apply_epilogue(node, inputs, out);
   std::vector<Value> results;
   results.push_back(std::move(out));
@@ -495,6 +526,11 @@ std::vector<Value> evaluate(const Graph& g, const std::vector<Value>& inputs) {
     if (static_cast<int64_t>(inputs[i].data.size()) != num_elements(t.shape))
       fail(ExitCode::kInvalidModel, "input '", t.name, "' needs ", num_elements(t.shape), " values, got ",
            inputs[i].data.size());
+    if (is_integer(t.dtype)) {
+      Tensor given = t;
+      given.data = std::make_shared<const std::vector<float>>(inputs[i].data);
+      check_element_type(given, "the value given for input '" + t.name + "'");
+    }
     values[static_cast<size_t>(g.inputs[i])] = inputs[i];
   }
 

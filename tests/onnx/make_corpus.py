@@ -53,6 +53,18 @@ def conv_relu_external(location):
 
 def valid_models():
     yield "conv_relu", conv_relu()
+    # QDQ as quantization tools write it: a uint8 activation quantized and dequantized, an
+    # int8 weight per output channel behind a DequantizeLinear.
+    qdq = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="quant"),
+           helper.make_node("DequantizeLinear", ["q", "s", "z"], ["xd"], name="dequant"),
+           helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["w"], name="weight", axis=0),
+           helper.make_node("Conv", ["xd", "w"], ["y"], name="conv")]
+    yield "qdq_conv", model(qdq, [tensor_input("x", [1, 3, 4, 4])], [tensor_input("y", [1, 2, 2, 2])],
+                            [numpy_helper.from_array(np.array(0.1, dtype=np.float32), "s"),
+                             numpy_helper.from_array(np.array(128, dtype=np.uint8), "z"),
+                             numpy_helper.from_array(np.arange(-27, 27, dtype=np.int8).reshape(2, 3, 3, 3), "wq"),
+                             numpy_helper.from_array(np.array([0.5, 0.25], dtype=np.float32), "ws"),
+                             numpy_helper.from_array(np.array([0, 0], dtype=np.int8), "wz")])
     yield "conv_relu_opset7", conv_relu(opset=7)
     conv1d = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv1d")]
     yield "conv1d", model(conv1d, [tensor_input("x", [1, 3, 8])], [tensor_input("y", [1, 4, 6])],
@@ -111,12 +123,20 @@ def invalid_models():
                    helper.make_node("Sin", ["f"], ["y"], name="sin")]
     yield "unsupported_ops", model(unsupported, [tensor_input("x", [1, 2])], [tensor_input("y", [1, 2])]), 3, \
         "unsupported operators at opset 13: Erf x2 (erf1, erf2); Sin x1 (sin)"
-    quantized = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="quant"),
+    quantized = [helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"], name="dynamic"),
                  helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], name="dequant")]
-    yield "quantized", model(quantized, [tensor_input("x", [1, 2])], [tensor_input("y", [1, 2])],
-                             [numpy_helper.from_array(np.array(0.1, dtype=np.float32), "s"),
-                              numpy_helper.from_array(np.array(0, dtype=np.uint8), "z")]), 3, \
-        "quantized model: 2 quantized operators"
+    yield "quantized", model(quantized, [tensor_input("x", [1, 2])], [tensor_input("y", [1, 2])]), 3, \
+        "quantized model: 1 quantized operators (DynamicQuantizeLinear x1 (dynamic))"
+    # uint8 inputs read otherwise than by a DequantizeLinear: cast to float, or passed through,
+    # where nothing says their scale.
+    yield "quantized_input_cast", model(
+        [helper.make_node("Cast", ["x"], ["y"], name="cast", to=TensorProto.FLOAT)],
+        [tensor_input("x", [1, 2], TensorProto.UINT8)], [tensor_input("y", [1, 2])]), 3, \
+        "'x' (u8) is read by an operator aotc computes in float32 only; an integer tensor is read by DequantizeLinear only"
+    yield "quantized_input_unread", model(
+        [helper.make_node("Identity", ["x"], ["y"], name="identity")],
+        [tensor_input("x", [1, 2], TensorProto.UINT8)], [tensor_input("y", [1, 2], TensorProto.UINT8)]), 3, \
+        "graph input 'x' (u8) is read by no DequantizeLinear, which would give its scale and zero point"
     symbolic = conv_relu()
     symbolic.graph.input[0].CopyFrom(helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, 8, 8]))
     yield "symbolic_batch", symbolic, 3, "dim 0 is 'batch'; aotc compiles fixed shapes: fix it with --input-shape x="

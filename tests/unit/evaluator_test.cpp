@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "ir/shape_rules.h"
 #include "reference/evaluator.h"
@@ -391,6 +392,59 @@ TEST(Evaluator, EvaluateNodeOnExplicitValues) {
   const std::vector<Value> out = evaluate_node(g, g.nodes[0], {&a, &b});
   ASSERT_EQ(out.size(), 1u);
   expect_value(out[0], {2}, {11, 22});
+}
+
+// Quantize and dequantize (ONNX QuantizeLinear / DequantizeLinear, graph.h), bit-exact:
+// the expected integers follow from round-half-to-even and saturation by hand.
+Value quantize_values(const Value& x, DType dtype, Quantization q) {
+  Graph g;
+  const TensorId in = g.add_tensor({.name = "x", .shape = x.shape});
+  g.inputs = {in};
+  g.outputs = {append_node(g, OpKind::Quantize, QuantizeAttrs{dtype, std::move(q)}, {in}, "q", "test")};
+  return evaluate(g, {x}).at(0);
+}
+
+Value dequantize_values(const Value& x, DType dtype, Quantization q) {
+  Graph g;
+  const TensorId in = g.add_tensor(
+      {.name = "x", .dtype = dtype, .shape = x.shape, .quant = std::make_shared<const Quantization>(std::move(q))});
+  g.inputs = {in};
+  g.outputs = {append_node(g, OpKind::Dequantize, NoAttrs{}, {in}, "d", "test")};
+  return evaluate(g, {x}).at(0);
+}
+
+TEST(Evaluator, QuantizeRoundsHalfToEvenAndSaturates) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const Value x{{10}, {0.5f, 1.5f, 2.5f, -0.5f, -2.5f, 1000, -1000, nan, inf, -inf}};
+  // x / 1 rounded: 0, 2, 2, -0, -2, 1000, -1000, NaN (the zero point), inf, -inf; + 3, saturated.
+  expect_value(quantize_values(x, DType::I8, {{1.0f}, {3}, -1}), {10}, {3, 5, 5, 3, 1, 127, -128, 3, 127, -128});
+  expect_value(quantize_values(x, DType::U8, {{1.0f}, {3}, -1}), {10}, {3, 5, 5, 3, 1, 255, 0, 3, 255, 0});
+  // x / 0.25: 2, 6, 10, -2, -10, ...; zero point 0.
+  expect_value(quantize_values(x, DType::I8, {{0.25f}, {0}, -1}), {10}, {2, 6, 10, -2, -10, 127, -128, 0, 127, -128});
+}
+
+TEST(Evaluator, QuantizePerChannelAlongItsAxis) {
+  // Shape [1,2,3], axis 1: channel 0 scale 0.5 zero point 10, channel 1 scale 2 zero point 128.
+  const Value x{{1, 2, 3}, {1.25f, -1.25f, 0.75f, 3, 5, -300}};
+  // 2.5 -> 2, -2.5 -> -2, 1.5 -> 2 (+10); 1.5 -> 2, 2.5 -> 2, -150 (+128 -> -22 -> 0).
+  expect_value(quantize_values(x, DType::U8, {{0.5f, 2.0f}, {10, 128}, 1}), {1, 2, 3}, {12, 8, 12, 130, 130, 0});
+}
+
+TEST(Evaluator, DequantizeSubtractsTheZeroPointThenScales) {
+  expect_value(dequantize_values(Value{{4}, {-128, 0, 3, 127}}, DType::I8, {{0.5f}, {3}, -1}), {4},
+               {-65.5f, -1.5f, 0, 62});
+  // Per channel along axis 0 of [2,2]: (q - 128) * 0.25, then (q - 0) * 2.
+  expect_value(dequantize_values(Value{{2, 2}, {0, 255, 1, 255}}, DType::U8, {{0.25f, 2.0f}, {128, 0}, 0}), {2, 2},
+               {-32, 31.75f, 2, 510});
+}
+
+TEST(Evaluator, RejectsAnIntegerInputValueOutsideItsDtype) {
+  try {
+    dequantize_values(Value{{2}, {0, 256}}, DType::U8, {{1.0f}, {0}, -1});
+    ADD_FAILURE() << "accepted 256 for a u8 input";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(), "the value given for input 'x': tensor 'x' (u8): value 256 at 1 is not an integer in [0, 255]");
+  }
 }
 
 }  // namespace

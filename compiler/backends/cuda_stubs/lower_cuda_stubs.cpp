@@ -683,6 +683,8 @@ void Emitter::emit_node(const Node& node) {
       return;
     }
     case OpKind::BatchNorm: break;  // refused above
+    case OpKind::Quantize:
+    case OpKind::Dequantize: break;  // refused by require_float_graph
   }
   unsupported(node, "have no implementation of it");
 }

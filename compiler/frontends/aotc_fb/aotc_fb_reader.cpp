@@ -462,7 +462,9 @@ class ModelReader {
         case OpKind::Softplus:
         case OpKind::Max:
         case OpKind::Min:
-        case OpKind::Div: break;
+        case OpKind::Div:
+        case OpKind::Quantize:
+        case OpKind::Dequantize: break;
       }
       AOTC_CHECK(false, "no options mapping for ", op_name(node_.op));
       return NoAttrs{};

@@ -13,7 +13,9 @@
 
 #include "frontends/onnx/onnx_resize.h"
 #include "frontends/onnx/onnx_tensors.h"
+#include "ir/printer.h"
 #include "ir/shape_rules.h"
+#include "reference/evaluator.h"
 #include "support/error.h"
 
 namespace aotc::onnx_frontend {
@@ -186,6 +188,9 @@ class Lowering {
   // The IR tensor of a value, made an IR constant the first time a node reads it.
   TensorId tensor(const std::string& name) {
     Value& v = values_.at(name);
+    if (v.id != kNoTensor && is_integer(g_.tensor(v.id).dtype))
+      unsupported("'", name, "' (", dtype_name(g_.tensor(v.id).dtype), ") is read by an operator aotc computes in "
+                  "float32 only; an integer tensor is read by DequantizeLinear only");
     if (v.id != kNoTensor) return v.id;
     if (!is_float_type(v.constant->elem_type))
       unsupported("'", name, "' (", elem_type_name(v.constant->elem_type),
@@ -1201,10 +1206,86 @@ class Lowering {
     define(node, 0, out);
   }
 
+  // ---- Quantization (IR quantize / dequantize, docs/int8.md) -----------------------
+
+  // The quantization a QuantizeLinear or DequantizeLinear node gives a tensor of
+  // `shape`: scale (input 1) and zero point (input 2, default 0), one of each per
+  // tensor or, for a 1-D scale of more than one value, along `axis` (opset 13).
+  // Sets `dtype` from the zero point's type (uint8 without one).
+  Quantization quantization(const NodeProto& node, const Shape& shape, DType* dtype) const {
+    const ConstantValue& scale = constant(node, 1, "scale");
+    Quantization q;
+    for (const double v : scale.values) q.scale.push_back(static_cast<float>(v));
+    int32_t zero_type = TensorProto::UINT8;
+    if (has_input(node, 2)) {
+      const ConstantValue& zero = constant(node, 2, "zero point");
+      zero_type = zero.elem_type;
+      if (zero.values.size() != scale.values.size())
+        invalid("the zero point holds ", zero.values.size(), " values, the scale ", scale.values.size());
+      for (const double v : zero.values) q.zero_point.push_back(static_cast<int64_t>(v));
+    } else {
+      q.zero_point.assign(q.scale.size(), 0);
+    }
+    switch (zero_type) {
+      case TensorProto::UINT8: *dtype = DType::U8; break;
+      case TensorProto::INT8: *dtype = DType::I8; break;
+      case TensorProto::INT32: *dtype = DType::I32; break;
+      default: unsupported("quantized type ", elem_type_name(zero_type), " (aotc reads int8, uint8 and int32)");
+    }
+    if (scale.shape.size() > 1) invalid("the scale must be a scalar or 1-D, is ", to_string(scale.shape));
+    if (scale.shape.size() == 1 && scale.values.size() > 1) {
+      if (opset_ < 13) invalid("a per-axis scale needs opset 13");
+      q.axis = normalized_axis(attr_int(node, "axis", 1), shape.size());
+    }
+    return q;
+  }
+
+  void lower_QuantizeLinear(const NodeProto& node) {
+    const TensorId x = tensor(node, 0);
+    QuantizeAttrs a;
+    a.quant = quantization(node, g_.tensor(x).shape, &a.dtype);
+    define(node, 0, emit(OpKind::Quantize, std::move(a), {x}, node.output(0)));
+  }
+
+  void lower_DequantizeLinear(const NodeProto& node) {
+    const Value& in = input(node, 0);
+    DType dtype = DType::U8;
+    const Quantization q = quantization(node, shape_of(in), &dtype);
+    TensorId x = in.id;
+    if (in.constant) {
+      // A quantized weight or bias: dequantized here, by the evaluator (one definition of
+      // the arithmetic), so that the operators reading it see a constant, as with the
+      // shape arithmetic.
+      Graph folded;
+      std::vector<float> data(in.constant->values.begin(), in.constant->values.end());
+      const TensorId c = folded.add_constant(node.input(0), in.constant->shape, data);
+      folded.tensor(c).dtype = dtype;
+      folded.tensor(c).quant = std::make_shared<const Quantization>(q);
+      check_element_type(folded.tensor(c), ref_);
+      const TensorId y = append_node(folded, OpKind::Dequantize, NoAttrs{}, {c}, node.output(0), ref_);
+      const aotc::Value integers{in.constant->shape, std::move(data)};
+      const aotc::Value real = evaluate_node(folded, folded.nodes.back(), {&integers}).at(0);
+      AOTC_CHECK(real.shape == folded.tensor(y).shape, ref_);
+      return define(node, 0, ConstantValue{TensorProto::FLOAT, real.shape, {real.data.begin(), real.data.end()}});
+    }
+    if (!is_integer(g_.tensor(x).dtype)) {
+      unsupported("input '", node.input(0), "' is ", dtype_name(g_.tensor(x).dtype), ", not a quantized tensor");
+    } else if (is_graph_input(g_, x) && !g_.tensor(x).quant && g_.tensor(x).dtype == dtype) {
+      Tensor& t = g_.tensor(x);  // an integer graph input: quantized as its first reader says
+      t.quant = std::make_shared<const Quantization>(q);
+      check_element_type(t, ref_);
+    } else if (g_.tensor(x).dtype != dtype || !g_.tensor(x).quant || *g_.tensor(x).quant != q) {
+      unsupported("input '", node.input(0), "' was quantized with other parameters (",
+                  type_text(g_.tensor(x)), ") than it is dequantized with");
+    }
+    define(node, 0, emit(OpKind::Dequantize, NoAttrs{}, {x}, node.output(0)));
+  }
+
   void lower_Cast(const NodeProto& node) {
     const auto to = static_cast<int32_t>(attr_int(node, "to", TensorProto::FLOAT));
     if (!is_constant(node, 0)) {
       if (to != TensorProto::FLOAT) unsupported("Cast to ", elem_type_name(to), " of a value computed at run time");
+      tensor(node, 0);  // refuses an integer tensor
       return alias(node, 0, input(node, 0));
     }
     ConstantValue c = *input(node, 0).constant;
@@ -1475,6 +1556,8 @@ const std::map<std::string, Handler>& Lowering::handlers() {
       {"BatchNormalization", &Lowering::lower_BatchNormalization},
       {"Cast", &Lowering::lower_Cast},
       {"Clip", &Lowering::lower_Clip},
+      {"DequantizeLinear", &Lowering::lower_DequantizeLinear},
+      {"QuantizeLinear", &Lowering::lower_QuantizeLinear},
       {"Concat", &Lowering::lower_Concat},
       {"Constant", &Lowering::lower_Constant},
       {"ConstantOfShape", &Lowering::lower_ConstantOfShape},
@@ -1543,10 +1626,14 @@ void Lowering::record_inferred(const onnx::ValueInfoProto& info) {
 void Lowering::add_graph_input(const onnx::ValueInfoProto& input) {
   const std::string& name = input.name();
   ref_ = path_ + ": graph input '" + name + "'";
-  const auto& type = input.type().tensor_type();  // a float32 tensor: the reader checked
+  // float32, int8 or uint8: the reader checked. An integer input takes its quantization
+  // from the DequantizeLinear that reads it.
+  const auto& type = input.type().tensor_type();
   if (!type.has_shape()) unsupported("has no shape; fix it with --input-shape ", name, "=D0,D1,...");
   Tensor t;
   t.name = g_.unique_name(name);
+  if (type.elem_type() == TensorProto::UINT8) t.dtype = DType::U8;
+  if (type.elem_type() == TensorProto::INT8) t.dtype = DType::I8;
   for (int i = 0; i < type.shape().dim_size(); ++i) {
     const auto& d = type.shape().dim(i);
     if (!d.has_dim_value() || d.dim_value() < 1)
@@ -1566,6 +1653,10 @@ void Lowering::add_graph_output(const onnx::ValueInfoProto& output) {
   if (v.id == kNoTensor)
     unsupported("is a constant (", v.constant ? elem_type_name(v.constant->elem_type) : "", "); aotc compiles "
                 "outputs computed from the inputs");
+  const int32_t declared = output.type().tensor_type().elem_type();
+  const DType dtype = g_.tensor(v.id).dtype;
+  if ((declared == TensorProto::UINT8) != (dtype == DType::U8) || (declared == TensorProto::INT8) != (dtype == DType::I8))
+    unsupported("is ", elem_type_name(declared), " but aotc computes ", dtype_name(dtype), " there");
   // The library's output keeps the model's name where it is free.
   Tensor& t = g_.tensor(v.id);
   if (t.name != name && !is_graph_input(g_, v.id) && !is_graph_output(g_, v.id)) {
@@ -1599,6 +1690,10 @@ Graph Lowering::run() {
   }
   for (const onnx::ValueInfoProto& output : graph_.output()) add_graph_output(output);
   if (g_.inputs.empty()) fail(ExitCode::kUnsupported, path_, ": the model has no input computed at run time");
+  for (const TensorId id : g_.inputs)
+    if (is_integer(g_.tensor(id).dtype) && !g_.tensor(id).quant)
+      fail(ExitCode::kUnsupported, path_, ": graph input '", g_.tensor(id).name, "' (", dtype_name(g_.tensor(id).dtype),
+           ") is read by no DequantizeLinear, which would give its scale and zero point");
   return std::move(g_);
 }
 

@@ -29,10 +29,10 @@ namespace {
 using onnx_frontend::kMaxOpset;
 using onnx_frontend::kMinOpset;
 
-// Quantized operators: refused as one group until aotc runs int8.
-const std::set<std::string> kQuantizedOps = {
-    "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv", "QLinearMatMul",
-    "ConvInteger",    "MatMulInteger"};
+// Quantized operators: refused as one group until aotc runs int8 (QuantizeLinear and
+// DequantizeLinear are read: the IR's quantize and dequantize, docs/int8.md).
+const std::set<std::string> kQuantizedOps = {"DynamicQuantizeLinear", "QLinearConv", "QLinearMatMul",
+                                             "ConvInteger", "MatMulInteger"};
 
 // ONNX's messages span lines (they print the node); aotc's errors are one line.
 std::string one_line(const std::string& message) {
@@ -200,19 +200,21 @@ void bind_constant(onnx::GraphProto& graph, const std::string& name, const std::
   *graph.add_initializer() = tensor;
 }
 
-// The graph outputs: float32 tensors, as the library writes them.
+// The graph outputs: float32 tensors, as the library writes them, or the int8 and
+// uint8 ones the IR has (a QuantizeLinear's; the lowering checks which).
 void check_output_types(const onnx::GraphProto& graph, const std::string& path) {
   for (const onnx::ValueInfoProto& output : graph.output()) {
     const int32_t type = output.type().has_tensor_type() ? output.type().tensor_type().elem_type() : -1;
-    if (type != onnx::TensorProto::FLOAT)
+    if (type != onnx::TensorProto::FLOAT && type != onnx::TensorProto::UINT8 && type != onnx::TensorProto::INT8)
       fail(ExitCode::kUnsupported, path, ": graph output '", output.name(), "' is ",
            type < 0 ? std::string("not a tensor") : "of element type " + onnx_frontend::elem_type_name(type),
            "; aotc's libraries output float32 tensors");
   }
 }
 
-// The graph inputs the library takes at run time: float32 tensors (checked
-// before shape inference, which has its own opinions of other types).
+// The graph inputs the library takes at run time: float32 tensors, or int8 and uint8
+// ones that a DequantizeLinear reads (the lowering checks it). Checked before shape
+// inference, which has its own opinions of other types.
 void check_input_types(const onnx::GraphProto& graph, const std::string& path) {
   std::set<std::string> initializers;
   for (const onnx::TensorProto& t : graph.initializer()) initializers.insert(t.name());
@@ -222,7 +224,7 @@ void check_input_types(const onnx::GraphProto& graph, const std::string& path) {
       fail(ExitCode::kUnsupported, path, ": graph input '", input.name(), "' is not a tensor (a sequence, map or "
            "optional); aotc compiles float32 tensor inputs");
     const int32_t type = input.type().tensor_type().elem_type();
-    if (type != onnx::TensorProto::FLOAT)
+    if (type != onnx::TensorProto::FLOAT && type != onnx::TensorProto::UINT8 && type != onnx::TensorProto::INT8)
       fail(ExitCode::kUnsupported, path, ": graph input '", input.name(), "' has element type ",
            onnx_frontend::elem_type_name(type), "; aotc compiles float32 inputs (bind an input that holds weights "
            "or shapes with --constant NAME=FILE.pb)");
