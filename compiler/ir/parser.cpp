@@ -177,12 +177,8 @@ class Parser {
       skip_space();
       if (peek() != '{') error(std::string(dtype_name(t.dtype)) + " needs its quantization: {scale=[...], zero_point=[...]}");
       AttrReader r(*this, attr_block());
-      Quantization q;
-      q.axis = r.integer("axis", -1);
-      for (double v : r.list("scale")) q.scale.push_back(static_cast<float>(v));
-      q.zero_point = r.int_list("zero_point");
+      t.quant = std::make_shared<const Quantization>(r.quantization());
       r.finish();
-      t.quant = std::make_shared<const Quantization>(std::move(q));
     }
     return t;
   }
@@ -375,6 +371,14 @@ class Parser {
       attrs_.erase(it);
       return v;
     }
+    // axis (default -1: per tensor), scale and zero_point, as a type or quantize writes them.
+    Quantization quantization() {
+      Quantization q;
+      q.axis = integer("axis", -1);
+      for (double v : list("scale")) q.scale.push_back(static_cast<float>(v));
+      q.zero_point = int_list("zero_point");
+      return q;
+    }
     void finish() {
       if (!attrs_.empty()) p_.error("unknown attribute '" + attrs_.begin()->first + "'");
     }
@@ -472,9 +476,7 @@ class Parser {
         QuantizeAttrs a;
         const std::string dtype = r.word("dtype");
         if (!dtype_from_name(dtype, &a.dtype)) error("attribute 'dtype': unknown dtype '" + dtype + "'");
-        a.quant.axis = r.integer("axis", -1);
-        for (double v : r.list("scale")) a.quant.scale.push_back(static_cast<float>(v));
-        a.quant.zero_point = r.int_list("zero_point");
+        a.quant = r.quantization();
         attrs = a;
         break;
       }

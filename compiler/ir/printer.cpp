@@ -50,9 +50,13 @@ std::string list(const Seq& values) {
   return s + "]";
 }
 
+std::string scales_and_zero_points(const Quantization& q) {
+  return "scale=" + list(q.scale) + ", zero_point=" + list(q.zero_point);
+}
+
 std::string quantization_text(const Quantization& q) {
-  return "{" + (q.axis >= 0 ? "axis=" + std::to_string(q.axis) + ", " : std::string()) + "scale=" + list(q.scale) +
-         ", zero_point=" + list(q.zero_point) + "}";
+  return "{" + (q.axis >= 0 ? "axis=" + std::to_string(q.axis) + ", " : std::string()) + scales_and_zero_points(q) +
+         "}";
 }
 
 }  // namespace
@@ -99,8 +103,8 @@ std::string print_attrs(const Attrs& attrs) {
     std::string operator()(const DepthToSpaceAttrs& a) const { return "{block=" + std::to_string(a.block) + "}"; }
     std::string operator()(const EluAttrs& a) const { return "{alpha=" + number(a.alpha) + "}"; }
     std::string operator()(const QuantizeAttrs& a) const {
-      return "{dtype=" + std::string(dtype_name(a.dtype)) + ", axis=" + std::to_string(a.quant.axis) +
-             ", scale=" + list(a.quant.scale) + ", zero_point=" + list(a.quant.zero_point) + "}";
+      return "{dtype=" + std::string(dtype_name(a.dtype)) + ", axis=" + std::to_string(a.quant.axis) + ", " +
+             scales_and_zero_points(a.quant) + "}";
     }
   };
   return std::visit(Visitor{}, attrs);
