@@ -5,8 +5,6 @@
 namespace aotc::gen {
 namespace {
 
-constexpr size_t kMaxRank = 6;
-
 // The op as the post-op that computes it on x (kCopy: none), and the number of
 // operands it takes.
 std::vector<PostOpSpec> op_as_post_op(const ElementwiseSpec& s, size_t& operands) {
@@ -66,9 +64,10 @@ Kernel elementwise(const ElementwiseSpec& spec, const Halide::Target& target) {
                 spec.input_shapes[2] == Shape{out_shape[1]},
             "elementwise: affine takes scale and shift of shape [C]");
   ops.insert(ops.end(), spec.epilogue.begin(), spec.epilogue.end());
+  require(spec.element_type == Halide::Float(32) || ops.empty(), "elementwise: only a plain copy moves non-float elements");
 
   Kernel kernel;
-  Halide::ImageParam x = dense_input("input", spec.input_shapes[0]);
+  Halide::ImageParam x = dense_input("input", spec.input_shapes[0], spec.element_type);
   kernel.inputs = {x};
 
   /* algorithm */

@@ -26,6 +26,9 @@ struct ElementwiseSpec {
   // Whether every buffer starts 16-byte aligned (a tensor of the arena does; a copy
   // into a concat's slice may not): a GPU schedule then moves float4s.
   bool aligned = true;
+  // kCopy without an epilogue may move another element type (an integer tensor's reshape
+  // that could not alias its input); every other kind is float32.
+  Halide::Type element_type = Halide::Float(32);
 };
 
 Kernel elementwise(const ElementwiseSpec& spec, const Halide::Target& target);

@@ -40,9 +40,9 @@ void constrain_dense(Dimension dim, const Shape& shape, size_t i, int64_t stride
 
 }  // namespace
 
-Halide::ImageParam dense_input(const std::string& name, const Shape& shape) {
+Halide::ImageParam dense_input(const std::string& name, const Shape& shape, Halide::Type type) {
   require_indexable(shape, "input '" + name + "'");
-  Halide::ImageParam param(Halide::Float(32), static_cast<int>(shape.size()), name);
+  Halide::ImageParam param(type, static_cast<int>(shape.size()), name);
   int64_t stride = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     constrain_dense(param.dim(static_cast<int>(i)), shape, i, stride);

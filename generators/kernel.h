@@ -4,7 +4,8 @@
 // used on their own (kernel tests, benchmarks).
 //
 // Conventions of every generator:
-//  - Tensors are dense row-major float32 NCHW (shapes are written outermost
+//  - Tensors are dense row-major float32 NCHW (the quantized kernels' integer
+//    tensors: int8/uint8, quantize.h, qconv2d.h) (shapes are written outermost
 //    first, as in the IR). Halide lists dimensions innermost first, so an NCHW
 //    tensor is an ImageParam of 4 dims (w, h, c, n).
 //  - Every parameter and the output are constrained to the exact shape given
@@ -76,6 +77,9 @@ struct ScheduleShape {
 struct PackedWeights {
   Shape shape;  // the dense shape of the buffer the kernel expects, outermost first
   std::vector<float> data;
+  // The buffer's element type; an integer type's values are held exactly in `data`
+  // (8- and 16-bit weights, 32-bit values below 2^24).
+  Halide::Type type = Halide::Float(32);
 };
 
 // ---- Helpers for the generators -------------------------------------------------
@@ -91,14 +95,17 @@ PackedWeights pack_in_row_blocks(const float* matrix, int64_t rows, int64_t cols
 // in one buffer, leaving room for a second buffer and the register tiles.
 constexpr int64_t kMaxStagedBytes = 8 * 1024;
 
+// The highest rank of the tensors the rank-generic kernels take (elementwise, transpose, quantize).
+constexpr size_t kMaxRank = 6;
+
 // Throws std::invalid_argument(message) unless `condition` holds.
 void require(bool condition, const std::string& message);
 
 int64_t num_elements(const Shape& shape);
 std::string to_string(const Shape& shape);  // "[1,64,56,56]"
 
-// An ImageParam of rank shape.size(), constrained to exactly `shape`, dense.
-Halide::ImageParam dense_input(const std::string& name, const Shape& shape);
+// An ImageParam of rank shape.size() and element `type`, constrained to exactly `shape`, dense.
+Halide::ImageParam dense_input(const std::string& name, const Shape& shape, Halide::Type type = Halide::Float(32));
 // Constrains a Func's output buffer to exactly `shape`, dense.
 void constrain_output(Halide::Func& f, const Shape& shape);
 

@@ -54,7 +54,8 @@ int64_t staged_row_bytes(const Pool2dSpec& s, int lanes) {
 Expr window_pool(const Pool2dSpec& s, const Halide::ImageParam& input, Pool2dFuncs& f) {
   const int64_t h = s.input_shape[2], w = s.input_shape[3];
   const bool is_max = s.kind == Pool2dSpec::Kind::kMax;
-  const float outside = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+  const Halide::Type type = s.element_type;
+  const Expr outside = !is_max ? Expr(0.0f) : type.is_float() ? Expr(-std::numeric_limits<float>::infinity()) : type.min();
   f.padded = reads_outside(h, s.output_shape[2], s.kernel[0], s.stride[0], s.pad[0], s.dilation[0]) ||
              reads_outside(w, s.output_shape[3], s.kernel[1], s.stride[1], s.pad[1], s.dilation[1]);
   if (f.padded)
@@ -69,7 +70,8 @@ Expr window_pool(const Pool2dSpec& s, const Halide::ImageParam& input, Pool2dFun
   const Expr current = f.window(f.x, f.y, f.c, f.n);
   // The max keeps a NaN, as PyTorch's does: evaluated strictly, since Halide
   // compiles float max with fast-math flags (x86 maxps drops a NaN operand).
-  const Expr larger = Halide::strict_float(Halide::select(tap > current || Halide::is_nan(tap), tap, current));
+  const Expr larger = type.is_float() ? Halide::strict_float(Halide::select(tap > current || Halide::is_nan(tap), tap, current))
+                                      : Halide::max(tap, current);
   f.window(f.x, f.y, f.c, f.n) = is_max ? larger : current + tap;
   if (is_max) return f.window(f.x, f.y, f.c, f.n);
 
@@ -132,7 +134,9 @@ std::string schedule_gpu(Func& output, Pool2dFuncs& f, const Pool2dSpec& s) {
 Kernel pool2d(const Pool2dSpec& spec, const Halide::Target& target) {
   require_valid(spec);
   Kernel kernel;
-  Halide::ImageParam input = dense_input("input", spec.input_shape);
+  require(spec.element_type == Halide::Float(32) || (spec.kind == Pool2dSpec::Kind::kMax && spec.epilogue.empty()),
+          "pool2d: only a max pool without epilogue takes integers");
+  Halide::ImageParam input = dense_input("input", spec.input_shape, spec.element_type);
   kernel.inputs = {input};
 
   /* algorithm */

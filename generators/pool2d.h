@@ -33,6 +33,9 @@ struct Pool2dSpec {
   std::array<int, 2> dilation{1, 1};   // kMax only
   bool count_include_pad = true;       // kAverage only
   std::vector<PostOpSpec> epilogue;
+  // kMax without an epilogue may pool int8/uint8 values (a quantized max pool: padding then
+  // reads the type's minimum); everything else is float32.
+  Halide::Type element_type = Halide::Float(32);
 };
 
 Kernel pool2d(const Pool2dSpec& spec, const Halide::Target& target);

@@ -9,7 +9,6 @@ namespace {
 
 using Halide::Var;
 
-constexpr size_t kMaxRank = 6;
 // The interleaved schedule unrolls a short innermost dim whole when its extent
 // is at most this (RGB-like images; wider channel counts use tiles).
 constexpr int64_t kMaxInterleaved = 4;

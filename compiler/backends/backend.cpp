@@ -8,11 +8,13 @@
 
 namespace aotc {
 
-void require_float_graph(const Graph& g) {
+void require_float_graph(const Graph& g, bool integer_kernels) {
   std::vector<std::string> integer;
-  for (const Node& node : g.nodes)
-    if (node.op == OpKind::Quantize || node.op == OpKind::Dequantize)
+  for (const Node& node : g.nodes) {
+    const bool quantized = is_integer(g.tensor(node.outputs[0]).dtype) || node.op == OpKind::Dequantize;
+    if (quantized && !integer_kernels)
       integer.push_back(detail::concat("node '", node.name, "' (", op_name(node.op), ")"));
+  }
   for (const std::vector<TensorId>* ends : {&g.inputs, &g.outputs})
     for (TensorId id : *ends)
       if (is_integer(g.tensor(id).dtype))
@@ -22,7 +24,10 @@ void require_float_graph(const Graph& g) {
   std::string listed;
   for (size_t i = 0; i < integer.size() && i < 8; ++i) listed += (i ? ", " : "") + integer[i];
   if (integer.size() > 8) listed += detail::concat(" and ", integer.size() - 8, " more");
-  fail(ExitCode::kUnsupported, "no kernels for integer tensors yet (--emit=run evaluates them): ", listed);
+  fail(ExitCode::kUnsupported,
+       integer_kernels ? "a library's inputs and outputs are float32 (--emit=run evaluates integer ones): "
+                       : "no kernels for integer tensors on this target (--emit=run evaluates them): ",
+       listed);
 }
 
 std::vector<LibraryObject> library_objects(const CompiledObjects& objects) {

@@ -20,6 +20,7 @@ struct BufferRef {
   int64_t offset = 0;  // bytes into the arena or the weights blob
   int index = 0;       // which graph input / output (kInput, kOutput)
   Shape shape;         // the dense row-major shape the kernel sees, outermost first
+  DType dtype = DType::F32;  // its elements
 };
 
 // One distinct kernel. `compile` writes an object file defining `function`

@@ -131,7 +131,8 @@ enum class OpClass : uint8_t {
   X(Min, "min", kElementwise)                                      \
   X(Div, "div", kElementwise)                                      \
   X(Quantize, "quantize", kOther)                                  \
-  X(Dequantize, "dequantize", kOther)
+  X(Dequantize, "dequantize", kOther)                              \
+  X(QConv2d, "qconv2d", kOther)
 
 enum class OpKind : uint8_t {
 #define AOTC_X(e, s, c) e,
@@ -263,17 +264,35 @@ struct DepthToSpaceAttrs {
 
 // quantize(x: f32) -> dtype with `quant`: q = saturate(round_half_to_even(x / scale) + zero_point)
 // (ONNX QuantizeLinear); dequantize(q) -> f32: (q - zero_point) * scale, with q's own
-// quantization (ONNX DequantizeLinear). Every other op reads and writes f32.
+// quantization (ONNX DequantizeLinear). Reshape, flatten, dropout and max_pool2d keep any
+// element type (max pooling commutes with the monotonic dequantization); qconv2d computes
+// in integers; every other op reads and writes f32.
 struct QuantizeAttrs {
   DType dtype = DType::I8;
   Quantization quant;
   bool operator==(const QuantizeAttrs&) const = default;
 };
 
+// qconv2d(x: u8/i8 per tensor, weight: i8/u8 [O,C/groups,KH,KW] per tensor or per output
+// channel (axis 0), bias: i32 [O]?) -> `out.dtype` quantized by `out.quant` (per tensor): the
+// integer convolution of ONNX's QLinearConv as ONNX Runtime's CPU kernels compute it
+// (docs/int8.md):
+//   acc[o] = bias[o] + sum (x - x_zero_point) * (w[o] - w_zero_point[o])    exactly, in int32
+//   y = clamp(round_half_to_even(float(acc[o]) * m[o]) + y_zero_point, min, max)
+//   m[o] = float32(float32(x_scale * w_scale[o]) / y_scale)
+// Padding reads the input's zero point. The bias's scale is x_scale * w_scale[o] (its zero
+// point 0). [min, max] lies in out.dtype: a relu or clamp folded into the saturation.
+struct QConv2dAttrs {
+  Conv2dAttrs conv;
+  QuantizeAttrs out;
+  int64_t min = 0, max = 0;
+  bool operator==(const QConv2dAttrs&) const = default;
+};
+
 using Attrs = std::variant<NoAttrs, Conv2dAttrs, BatchNormAttrs, ClampAttrs, Pool2dAttrs,
                            AdaptiveAvgPool2dAttrs, FlattenAttrs, ReshapeAttrs, AxisAttrs, PadAttrs,
                            TransposeAttrs, ResizeAttrs, ConvTranspose2dAttrs, DepthToSpaceAttrs, EluAttrs,
-                           QuantizeAttrs>;
+                           QuantizeAttrs, QConv2dAttrs>;
 
 // ---- Fused epilogues ---------------------------------------------------------
 // Elementwise work fused into the node that produces a value, applied in order

@@ -393,16 +393,35 @@ class Parser {
     std::map<std::string, AttrValue> attrs_;
   };
 
+  static Conv2dAttrs conv2d_attrs(AttrReader& r) {
+    Conv2dAttrs a;
+    a.stride = r.ints<2>("stride", a.stride);
+    a.pad = r.ints<4>("pad", a.pad);
+    a.dilation = r.ints<2>("dilation", a.dilation);
+    a.groups = r.integer("groups", a.groups);
+    return a;
+  }
+  QuantizeAttrs quantize_attrs(AttrReader& r) {
+    QuantizeAttrs a;
+    const std::string dtype = r.word("dtype");
+    if (!dtype_from_name(dtype, &a.dtype)) error("attribute 'dtype': unknown dtype '" + dtype + "'");
+    a.quant = r.quantization();
+    return a;
+  }
+
   Attrs attrs_for(OpKind op, std::map<std::string, AttrValue> block) {
     AttrReader r(*this, std::move(block));
     Attrs attrs = NoAttrs{};
     switch (op) {
-      case OpKind::Conv2d: {
-        Conv2dAttrs a;
-        a.stride = r.ints<2>("stride", a.stride);
-        a.pad = r.ints<4>("pad", a.pad);
-        a.dilation = r.ints<2>("dilation", a.dilation);
-        a.groups = r.integer("groups", a.groups);
+      case OpKind::Conv2d:
+        attrs = conv2d_attrs(r);
+        break;
+      case OpKind::QConv2d: {
+        QConv2dAttrs a;
+        a.conv = conv2d_attrs(r);
+        a.out = quantize_attrs(r);
+        a.min = r.integer("min", 0);
+        a.max = r.integer("max", 0);
         attrs = a;
         break;
       }
@@ -472,14 +491,9 @@ class Parser {
       case OpKind::DepthToSpace:
         attrs = DepthToSpaceAttrs{r.integer("block", 2)};
         break;
-      case OpKind::Quantize: {
-        QuantizeAttrs a;
-        const std::string dtype = r.word("dtype");
-        if (!dtype_from_name(dtype, &a.dtype)) error("attribute 'dtype': unknown dtype '" + dtype + "'");
-        a.quant = r.quantization();
-        attrs = a;
+      case OpKind::Quantize:
+        attrs = quantize_attrs(r);
         break;
-      }
       default:
         break;
     }
@@ -573,7 +587,7 @@ class Parser {
       const Tensor& declared = graph_.tensor(node.outputs[i]);
       Tensor expected;
       expected.shape = i < inferred.size() ? inferred[i] : Shape{};
-      set_element_type(expected, infer_element_type(node));
+      set_element_type(expected, infer_element_type(graph_, node));
       if (i >= inferred.size() || expected.shape != declared.shape || !same_element_type(expected, declared))
         error("declared type " + type_text(declared) + " of '%" + out_names[i] + "' does not match the inferred " +
               (i < inferred.size() ? type_text(expected) : "[?]"));

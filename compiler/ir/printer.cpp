@@ -106,6 +106,12 @@ std::string print_attrs(const Attrs& attrs) {
       return "{dtype=" + std::string(dtype_name(a.dtype)) + ", axis=" + std::to_string(a.quant.axis) + ", " +
              scales_and_zero_points(a.quant) + "}";
     }
+    // The conv's attributes, the output's type and the saturation bounds, in one block.
+    std::string operator()(const QConv2dAttrs& a) const {
+      const std::string conv = (*this)(a.conv), out = (*this)(a.out);
+      return conv.substr(0, conv.size() - 1) + ", " + out.substr(1, out.size() - 2) + ", min=" + std::to_string(a.min) +
+             ", max=" + std::to_string(a.max) + "}";
+    }
   };
   return std::visit(Visitor{}, attrs);
 }

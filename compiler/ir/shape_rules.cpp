@@ -19,6 +19,22 @@ int64_t bounded_elements(const Shape& shape) {
   return n;
 }
 
+// The element type an op reads at input `i` of its `operands` own (graph.h, QuantizeAttrs,
+// QConv2dAttrs); epilogue operands are f32.
+enum class Operand { kFloat, kInteger, kAny };
+Operand operand_kind(OpKind op, size_t i, size_t operands) {
+  if (i >= operands) return Operand::kFloat;
+  switch (op) {
+    case OpKind::Dequantize:
+    case OpKind::QConv2d: return Operand::kInteger;
+    case OpKind::Reshape:
+    case OpKind::Flatten:
+    case OpKind::Dropout:
+    case OpKind::MaxPool2d: return Operand::kAny;
+    default: return Operand::kFloat;
+  }
+}
+
 // Validates one node; every message starts with "node 'NAME' (OP): ".
 class NodeChecker {
  public:
@@ -55,11 +71,10 @@ class NodeChecker {
       const Tensor& t = g_.tensor(node_.inputs[i]);
       if (bounded_elements(t.shape) < 0)
         error("input '", t.name, "' has invalid shape ", to_string(t.shape), " (every dim must be >= 1 and the total <= 2^31)");
-      // Only dequantize reads integer tensors (graph.h, QuantizeAttrs).
-      const bool reads_integer = node_.op == OpKind::Dequantize && i == 0;
-      if (is_integer(t.dtype) != reads_integer)
+      const Operand kind = operand_kind(node_.op, i, operands);
+      if (kind != Operand::kAny && is_integer(t.dtype) != (kind == Operand::kInteger))
         error("input '", t.name, "' is ", dtype_name(t.dtype), "; ", op_name(node_.op),
-              reads_integer ? " reads an integer tensor" : " reads f32 tensors only");
+              kind == Operand::kInteger ? " reads an integer tensor there" : " reads f32 tensors only");
     }
     return operands;
   }
@@ -334,6 +349,55 @@ Shape depth_to_space_shape(const NodeChecker& c, size_t operands, const DepthToS
   return {x[0], x[1] / (b * b), x[2] * b, x[3] * b};
 }
 
+// The output type of quantize and qconv2d: i8 or u8 with a valid quantization of `shape`.
+void check_quantized_output(const Graph& g, const NodeChecker& c, const Node& node, const QuantizeAttrs& a,
+                            const Shape& shape) {
+  if (a.dtype != DType::I8 && a.dtype != DType::U8) c.error("writes ", dtype_name(a.dtype), "; it writes i8 or u8");
+  Tensor out;
+  out.name = node.outputs.empty() ? node.name : g.tensor(node.outputs[0]).name;
+  out.dtype = a.dtype;
+  out.shape = shape;
+  out.quant = std::make_shared<const Quantization>(a.quant);
+  check_element_type(out, c.context());
+}
+
+Shape qconv2d_shape(const Graph& g, const NodeChecker& c, const Node& node, size_t operands) {
+  const auto& a = node.attr<QConv2dAttrs>();
+  const Shape out = conv2d_shape(c, operands, a.conv);
+  check_quantized_output(g, c, node, a.out, out);
+  if (a.out.quant.axis != -1) c.error("the output is quantized per channel; qconv2d writes one scale");
+  if (a.min > a.max || a.min < dtype_min(a.out.dtype) || a.max > dtype_max(a.out.dtype))
+    c.error("saturation bounds [", a.min, ", ", a.max, "] are not an interval of ", dtype_name(a.out.dtype));
+  const Tensor& x = c.in(0);
+  const Tensor& w = c.in(1);
+  // Each product of zero-point-shifted 8-bit values is at most 255^2 in magnitude, so this
+  // many keep the int32 accumulator (with an i32 bias of at most 2^24) from overflowing.
+  constexpr int64_t kMaxTaps = 32767;
+  if (w.shape[1] * w.shape[2] * w.shape[3] > kMaxTaps)
+    c.error("sums ", w.shape[1] * w.shape[2] * w.shape[3], " products per output; above ", kMaxTaps,
+            " the int32 accumulator could overflow");
+  if (x.dtype == DType::I32 || x.quant->axis != -1)
+    c.error("input '", x.name, "' must be i8 or u8 quantized per tensor, is ", dtype_name(x.dtype),
+            x.quant->axis != -1 ? " per channel" : "");
+  if (w.dtype == DType::I32 || (w.quant->axis != -1 && w.quant->axis != 0))
+    c.error("weight '", w.name, "' must be i8 or u8 quantized per tensor or per output channel (axis 0)");
+  if (operands == 3) {
+    const Tensor& bias = c.in(2);
+    if (bias.dtype != DType::I32) c.error("bias '", bias.name, "' must be i32, is ", dtype_name(bias.dtype));
+    // The bias adds to the accumulator: its scale must be the accumulator's, x_scale * w_scale[o].
+    for (int64_t o = 0; o < out[1]; ++o) {
+      const auto at = [o](const Quantization& q) { return static_cast<size_t>(q.axis == -1 ? 0 : o); };
+      const float expected = x.quant->scale[0] * w.quant->scale[at(*w.quant)];
+      const float actual = bias.quant->scale[at(*bias.quant)];
+      if (std::fabs(actual - expected) > 1e-6f * expected || bias.quant->zero_point[at(*bias.quant)] != 0)
+        c.error("bias '", bias.name, "' channel ", o, " has scale ", actual, " and zero point ",
+                bias.quant->zero_point[at(*bias.quant)], "; an integer convolution's bias has the input scale times "
+                "the weight scale (", expected, ") and zero point 0");
+    }
+  }
+  return out;
+}
+
 Shape op_shape(const Graph& g, const NodeChecker& c, const Node& node, size_t operands) {
   switch (node.op) {
     case OpKind::Conv2d: return conv2d_shape(c, operands, node.attr<Conv2dAttrs>());
@@ -390,22 +454,14 @@ Shape op_shape(const Graph& g, const NodeChecker& c, const Node& node, size_t op
     case OpKind::ResizeNearest: return resize_shape(c, operands, node.attr<ResizeAttrs>());
     case OpKind::ConvTranspose2d: return conv_transpose2d_shape(c, operands, node.attr<ConvTranspose2dAttrs>());
     case OpKind::DepthToSpace: return depth_to_space_shape(c, operands, node.attr<DepthToSpaceAttrs>());
-    case OpKind::Quantize: {
+    case OpKind::Quantize:
       c.expect_operand_count(operands, 1, 1);
-      const auto& a = node.attr<QuantizeAttrs>();
-      if (!is_integer(a.dtype)) c.error("quantizes to ", dtype_name(a.dtype), ", not an integer dtype");
-      if (a.dtype == DType::I32) c.error("quantizes to i32, which only constants (biases) have");
-      Tensor out;
-      out.name = node.outputs.empty() ? node.name : g.tensor(node.outputs[0]).name;
-      out.dtype = a.dtype;
-      out.shape = c.shape(0);
-      out.quant = std::make_shared<const Quantization>(a.quant);
-      check_element_type(out, c.context());
+      check_quantized_output(g, c, node, node.attr<QuantizeAttrs>(), c.shape(0));
       return c.shape(0);
-    }
     case OpKind::Dequantize:
       c.expect_operand_count(operands, 1, 1);
       return c.shape(0);
+    case OpKind::QConv2d: return qconv2d_shape(g, c, node, operands);
   }
   AOTC_CHECK(false, "unhandled op kind");
   return {};
@@ -432,6 +488,7 @@ bool attrs_match_op(const Node& node) {
     case OpKind::DepthToSpace: return std::holds_alternative<DepthToSpaceAttrs>(node.attrs);
     case OpKind::Elu: return std::holds_alternative<EluAttrs>(node.attrs);
     case OpKind::Quantize: return std::holds_alternative<QuantizeAttrs>(node.attrs);
+    case OpKind::QConv2d: return std::holds_alternative<QConv2dAttrs>(node.attrs);
     default: return std::holds_alternative<NoAttrs>(node.attrs);
   }
 }
@@ -478,12 +535,18 @@ std::vector<Shape> infer_node_shapes(const Graph& g, const Node& node) {
   return {out};
 }
 
-ElementType infer_element_type(const Node& node) {
-  if (node.op == OpKind::Quantize) {
-    const auto& a = node.attr<QuantizeAttrs>();
-    return {a.dtype, std::make_shared<const Quantization>(a.quant)};
+ElementType infer_element_type(const Graph& g, const Node& node) {
+  const auto quantized = [](const QuantizeAttrs& a) {
+    return ElementType{a.dtype, std::make_shared<const Quantization>(a.quant)};
+  };
+  switch (node.op) {
+    case OpKind::Quantize: return quantized(node.attr<QuantizeAttrs>());
+    case OpKind::QConv2d: return quantized(node.attr<QConv2dAttrs>().out);
+    default: break;
   }
-  return {};
+  if (operand_kind(node.op, 0, node.op_operand_count()) != Operand::kAny) return {};
+  const Tensor& x = g.tensor(node.inputs[0]);
+  return {x.dtype, x.quant};
 }
 
 void set_element_type(Tensor& t, const ElementType& type) {
@@ -531,7 +594,7 @@ TensorId append_node(Graph& g, OpKind op, Attrs attrs, std::vector<TensorId> inp
   node.outputs = {g.add_tensor(std::move(out))};
   try {
     g.tensor(node.outputs[0]).shape = infer_node_shapes(g, node)[0];
-    set_element_type(g.tensor(node.outputs[0]), infer_element_type(node));
+    set_element_type(g.tensor(node.outputs[0]), infer_element_type(g, node));
   } catch (const UserError& e) {
     throw UserError(e.code(), context + ": " + e.what());
   }

@@ -16,16 +16,17 @@ namespace aotc {
 // groups not dividing channels, output extent < 1, absurd sizes, ...).
 // Epilogue operands are checked too (affine operands [C]; add/mul operands
 // broadcastable to the output).
-// Inputs must have the element type the op reads: f32, but for dequantize's integer input.
+// Inputs must have the element type the op reads (graph.h: f32 but for quantized ops and
+// those that keep any type).
 std::vector<Shape> infer_node_shapes(const Graph& g, const Node& node);
 
-// The element type of a node's output: f32, or quantize's dtype and quantization. For a
-// node that infer_node_shapes() accepts.
+// The element type of a node's output: f32, quantize's and qconv2d's dtype and quantization,
+// or the input's for the ops that keep it. For a node that infer_node_shapes() accepts.
 struct ElementType {
   DType dtype = DType::F32;
   std::shared_ptr<const Quantization> quant;
 };
-ElementType infer_element_type(const Node& node);
+ElementType infer_element_type(const Graph& g, const Node& node);
 void set_element_type(Tensor& t, const ElementType& type);
 
 // Appends to `g` a node of `op` reading `inputs`, with a fresh output tensor

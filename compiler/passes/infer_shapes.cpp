@@ -16,7 +16,7 @@ Graph infer_shapes(Graph g, PassCounters& counters) {
         fail(ExitCode::kInvalidModel, "node '", node.name, "' (", op_name(node.op), "): output '", out.name,
              "' is declared as ", to_string(out.shape), " but the op produces ", to_string(shapes[i]));
       out.shape = shapes[i];
-      set_element_type(out, infer_element_type(node));
+      set_element_type(out, infer_element_type(g, node));
     }
     counters.add("nodes");
   }

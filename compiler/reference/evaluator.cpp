@@ -77,10 +77,12 @@ int64_t at4(const Shape& s, int64_t n, int64_t c, int64_t h, int64_t w) {
   return ((n * s[1] + c) * s[2] + h) * s[3] + w;
 }
 
-void conv2d(const Value& x, const Value& w, const Value* bias, const Conv2dAttrs& a, Value& out) {
+// The convolution's sums in double (exact for integer operands below 2^53), row-major over `os`.
+std::vector<double> conv2d_sums(const Value& x, const Value& w, const Value* bias, const Conv2dAttrs& a,
+                                const Shape& os) {
   const Shape& xs = x.shape;
   const Shape& ws = w.shape;
-  const Shape& os = out.shape;
+  std::vector<double> sums(static_cast<size_t>(num_elements(os)));
   const int64_t in_per_group = ws[1];
   const int64_t out_per_group = os[1] / a.groups;
   for (int64_t n = 0; n < os[0]; ++n)
@@ -98,9 +100,15 @@ void conv2d(const Value& x, const Value& w, const Value* bias, const Conv2dAttrs
                 acc += static_cast<double>(x.data[static_cast<size_t>(at4(xs, n, first_in + ci, ih, iw))]) *
                        w.data[static_cast<size_t>(at4(ws, o, ci, kh, kw))];
               }
-          out.data[static_cast<size_t>(at4(os, n, o, oh, ow))] = static_cast<float>(acc);
+          sums[static_cast<size_t>(at4(os, n, o, oh, ow))] = acc;
         }
     }
+  return sums;
+}
+
+void conv2d(const Value& x, const Value& w, const Value* bias, const Conv2dAttrs& a, Value& out) {
+  const std::vector<double> sums = conv2d_sums(x, w, bias, a, out.shape);
+  std::transform(sums.begin(), sums.end(), out.data.begin(), [](double v) { return static_cast<float>(v); });
 }
 
 void batch_norm(const std::vector<const Value*>& in, bool has_affine, float eps, Value& out) {
@@ -390,16 +398,11 @@ size_t quant_channel(int64_t i, const Shape& s, const Quantization& q) {
   return static_cast<size_t>(i / extent(s, axis + 1, s.size()) % s[axis]);
 }
 
-// ONNX QuantizeLinear: saturate(round_half_to_even(x / scale) + zero_point), in float32
-// as ONNX Runtime computes it; NaN gives the zero point.
 void quantize(const Value& x, DType dtype, const Quantization& q, Value& out) {
   for (int64_t i = 0; i < static_cast<int64_t>(out.data.size()); ++i) {
     const size_t c = quant_channel(i, x.shape, q);
-    const float scaled = std::nearbyint(x.data[static_cast<size_t>(i)] / q.scale[c]);  // ties to even
-    const double v = std::isnan(scaled) ? 0.0 : static_cast<double>(scaled);
-    out.data[static_cast<size_t>(i)] = static_cast<float>(std::clamp(v + static_cast<double>(q.zero_point[c]),
-                                                                     static_cast<double>(dtype_min(dtype)),
-                                                                     static_cast<double>(dtype_max(dtype))));
+    out.data[static_cast<size_t>(i)] =
+        static_cast<float>(quantize_value(x.data[static_cast<size_t>(i)], dtype, q.scale[c], q.zero_point[c]));
   }
 }
 
@@ -409,6 +412,28 @@ void dequantize(const Value& x, const Quantization& q, Value& out) {
     const size_t c = quant_channel(i, x.shape, q);
     const auto integer = static_cast<int64_t>(x.data[static_cast<size_t>(i)]) - q.zero_point[c];
     out.data[static_cast<size_t>(i)] = static_cast<float>(integer) * q.scale[c];
+  }
+}
+
+// qconv2d (graph.h): the exact integer convolution of the zero-point-shifted operands (conv2d's
+// zero padding of x - x_zero_point is padding x with its zero point), then the requantization.
+void qconv2d(const Graph& g, const Node& node, const std::vector<const Value*>& in, size_t operands, Value& out) {
+  const auto& a = node.attr<QConv2dAttrs>();
+  const Quantization& xq = *g.tensor(node.inputs[0]).quant;
+  const Quantization& wq = *g.tensor(node.inputs[1]).quant;
+  Value x = *in[0], w = *in[1];
+  for (float& v : x.data) v -= static_cast<float>(xq.zero_point[0]);
+  for (int64_t i = 0; i < static_cast<int64_t>(w.data.size()); ++i)
+    w.data[static_cast<size_t>(i)] -= static_cast<float>(wq.zero_point[quant_channel(i, w.shape, wq)]);
+  // Exact: the shape rules bound every sum below 2^31.
+  const std::vector<double> sums = conv2d_sums(x, w, operands == 3 ? in[2] : nullptr, a.conv, out.shape);
+  const int64_t plane = out.shape[2] * out.shape[3];
+  for (int64_t i = 0; i < static_cast<int64_t>(out.data.size()); ++i) {
+    const int64_t o = i / plane % out.shape[1];
+    const auto acc = static_cast<int32_t>(sums[static_cast<size_t>(i)]);
+    const float scaled = std::nearbyint(static_cast<float>(acc) * requantization_multiplier(xq, wq, a.out.quant, o));
+    out.data[static_cast<size_t>(i)] = static_cast<float>(
+        std::clamp(static_cast<int64_t>(scaled) + a.out.quant.zero_point[0], a.min, a.max));
   }
 }
 
@@ -464,6 +489,7 @@ void compute_op(const Graph& g, const Node& node, const std::vector<const Value*
     case OpKind::DepthToSpace: return depth_to_space(x, node.attr<DepthToSpaceAttrs>().block, out);
     case OpKind::Quantize: return quantize(x, node.attr<QuantizeAttrs>().dtype, node.attr<QuantizeAttrs>().quant, out);
     case OpKind::Dequantize: return dequantize(x, *g.tensor(node.inputs[0]).quant, out);
+    case OpKind::QConv2d: return qconv2d(g, node, in, operands, out);
   }
   AOTC_CHECK(false, "unhandled op kind");
 }
@@ -494,6 +520,18 @@ void apply_epilogue(const Node& node, const std::vector<const Value*>& in, Value
 }
 
 }  // namespace
+
+float requantization_multiplier(const Quantization& x, const Quantization& w, const Quantization& y, int64_t o) {
+  const float accumulator_scale = x.scale[0] * w.scale[w.axis < 0 ? 0 : static_cast<size_t>(o)];
+  return accumulator_scale / y.scale[0];
+}
+
+int64_t quantize_value(float x, DType dtype, float scale, int64_t zero_point) {
+  const float scaled = std::nearbyint(x / scale);  // ties to even
+  const double v = std::isnan(scaled) ? 0.0 : static_cast<double>(scaled);
+  return static_cast<int64_t>(std::clamp(v + static_cast<double>(zero_point), static_cast<double>(dtype_min(dtype)),
+                                         static_cast<double>(dtype_max(dtype))));
+}
 
 std::vector<Value> evaluate_node(const Graph& g, const Node& node, const std::vector<const Value*>& inputs) {
   AOTC_CHECK(inputs.size() == node.inputs.size(), "node '", node.name, "'");

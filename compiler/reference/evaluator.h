@@ -25,4 +25,13 @@ std::vector<Value> evaluate(const Graph& g, const std::vector<Value>& inputs);
 std::vector<Value> evaluate_node(const Graph& g, const Node& node,
                                  const std::vector<const Value*>& inputs);
 
+// ONNX QuantizeLinear of one value: saturate(round_half_to_even(x / scale) + zero_point) to
+// `dtype`, with x / scale in float32 as ONNX Runtime computes it; NaN gives the zero point.
+int64_t quantize_value(float x, DType dtype, float scale, int64_t zero_point);
+
+// qconv2d's requantization multiplier of output channel `o` (graph.h, QConv2dAttrs), as ONNX
+// Runtime computes it: float32(float32(x_scale * w_scale[o]) / y_scale). The evaluator and the
+// kernels use this one definition.
+float requantization_multiplier(const Quantization& x, const Quantization& w, const Quantization& y, int64_t o);
+
 }  // namespace aotc

@@ -324,8 +324,8 @@ AOTC_RT_WEAK int aotc_rt1_run_calls(aotc_context* context, const aotc_rt1_call* 
       halide_buffer_t& b = bound[a];
       b = halide_buffer_t();
       b.host = host;
-      b.type.code = halide_type_float;
-      b.type.bits = 32;
+      b.type.code = static_cast<halide_type_code_t>(ref.type / 256);
+      b.type.bits = static_cast<uint8_t>(ref.type % 256);
       b.type.lanes = 1;
       b.dimensions = ref.rank;
       b.dim = next_dim;

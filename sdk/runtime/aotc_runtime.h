@@ -22,16 +22,18 @@ typedef int (*aotc_rt1_kernel)(void** args);
 // Where a buffer's data lies.
 enum aotc_rt1_source { AOTC_RT1_ARENA = 0, AOTC_RT1_WEIGHTS = 1, AOTC_RT1_INPUT = 2, AOTC_RT1_OUTPUT = 3 };
 
-// One buffer argument of a kernel call: float32, `rank` dimensions whose
-// extents and strides (in elements, innermost first) are dims[2 d], dims[2 d + 1],
-// at byte `offset` of the arena or the weights blob, or the caller's input or
-// output number `offset`. Plain integers, so that a runner's tables are constant
-// data (halide_dimension_t's constructors would make them run-time initialised).
+// One buffer argument of a kernel call: elements of `type` (halide_type_code_t * 256 +
+// bits: float32, int8, uint8 or int32), `rank` dimensions whose extents and strides (in
+// elements, innermost first) are dims[2 d], dims[2 d + 1], at byte `offset` of the arena or
+// the weights blob, or the caller's input or output number `offset`. Plain integers, so
+// that a runner's tables are constant data (halide_dimension_t's constructors would make
+// them run-time initialised).
 struct aotc_rt1_buffer {
   int64_t offset;
   const int32_t* dims;
   int32_t rank;
   int32_t source;  // an aotc_rt1_source
+  int32_t type;
 };
 
 // One layer's kernel call, over buffers[first .. first + count).

@@ -98,7 +98,7 @@ std::string cuda_report_summary(const CudaStubModel& model, int64_t weights_byte
 }  // namespace
 
 CudaStubModel lower_cuda_library(const Graph& g, const BackendOptions& options) {
-  require_float_graph(g);
+  require_float_graph(g, false);
   if (std::string(AOTC_NVCC).empty() || std::string(AOTC_CUDART_STATIC).empty())
     fail(ExitCode::kUnsupported, "--target ", options.target,
          ": this aotc was built without the CUDA toolkit (nvcc and libcudart_static.a under /usr/local/cuda)");

@@ -64,11 +64,27 @@ std::string shape_text(const Shape& s) {
   return t.empty() ? "scalar" : t;
 }
 
+Halide::Type halide_type(DType dtype) {
+  switch (dtype) {
+    case DType::F32: break;
+    case DType::I8: return Halide::Int(8);
+    case DType::U8: return Halide::UInt(8);
+    case DType::I32: return Halide::Int(32);
+  }
+  return Halide::Float(32);
+}
+
 std::string node_description(const Graph& g, const Node& node) {
   std::ostringstream os;
+  // An integer tensor's type and quantization are part of what a kernel computes; a float
+  // tensor's shape is all (so float descriptions, the caches' keys, stay as they were).
+  const auto tensor_text = [&g](TensorId id) {
+    const Tensor& t = g.tensor(id);
+    return shape_text(t.shape) + (is_integer(t.dtype) ? " " + type_text(t) : "");
+  };
   os << op_signature(node);
-  for (size_t i = 0; i < node.inputs.size(); ++i) os << (i ? ", " : " (") << shape_text(g.tensor(node.inputs[i]).shape);
-  os << ") -> " << shape_text(g.tensor(node.outputs[0]).shape) << " " << print_attrs(node.attrs);
+  for (size_t i = 0; i < node.inputs.size(); ++i) os << (i ? ", " : " (") << tensor_text(node.inputs[i]);
+  os << ") -> " << tensor_text(node.outputs[0]) << " " << print_attrs(node.attrs);
   for (const PostOp& p : node.epilogue)
     if (p.kind == PostOpKind::kClamp) os << " clamp[" << p.min << "," << p.max << "]";
     else if (p.kind == PostOpKind::kElu) os << " elu[" << p.alpha << "]";
@@ -128,6 +144,7 @@ gen::Pool2dSpec pool2d_spec(const Graph& g, const Node& node) {
   spec.input_shape = g.tensor(node.inputs[0]).shape;
   spec.output_shape = g.tensor(node.outputs[0]).shape;
   spec.epilogue = epilogue_specs(g, node);
+  spec.element_type = halide_type(g.tensor(node.inputs[0]).dtype);
   if (node.op == OpKind::MaxPool2d || node.op == OpKind::AvgPool2d) {
     const auto& a = node.attr<Pool2dAttrs>();
     spec.kind = node.op == OpKind::MaxPool2d ? gen::Pool2dSpec::Kind::kMax : gen::Pool2dSpec::Kind::kAverage;

@@ -69,6 +69,9 @@ struct Choice {
 // nothing else: equal descriptions make equal kernels and equal choices.
 std::string node_description(const Graph& g, const Node& node);
 
+// The Halide element type of a tensor of `dtype`.
+Halide::Type halide_type(DType dtype);
+
 // "64x3x7x7", "scalar".
 std::string shape_text(const Shape& s);
 

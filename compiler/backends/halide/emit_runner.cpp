@@ -32,6 +32,17 @@ std::string dims_initialiser(const Shape& shape) {
   return os.str();
 }
 
+// aotc_rt1_buffer::type of `dtype`.
+std::string runtime_type(DType dtype) {
+  switch (dtype) {
+    case DType::F32: break;
+    case DType::I8: return "halide_type_int * 256 + 8";
+    case DType::U8: return "halide_type_uint * 256 + 8";
+    case DType::I32: return "halide_type_int * 256 + 32";
+  }
+  return "halide_type_float * 256 + 32";
+}
+
 // The runtime's aotc_rt1_source of a buffer, and its offset or index.
 std::string buffer_initialiser(const BufferRef& ref, int dims) {
   std::string source;
@@ -43,7 +54,7 @@ std::string buffer_initialiser(const BufferRef& ref, int dims) {
     case BufferRef::Source::kOutput: source = "AOTC_RT1_OUTPUT", offset = ref.index; break;
   }
   return "{" + std::to_string(offset) + ", dims_" + std::to_string(dims) + ", " + std::to_string(ref.shape.size()) +
-         ", " + source + "}";
+         ", " + source + ", " + runtime_type(ref.dtype) + "}";
 }
 
 }  // namespace
@@ -84,7 +95,7 @@ std::string runner_source(const LoweredModel& model, bool external_weights) {
   for (const KernelCall& call : model.calls)
     for (const BufferRef& ref : call.args)
       os << "    " << buffer_initialiser(ref, dims_index.at(ref.shape)) << ",\n";
-  if (model.calls.empty()) os << "    {0, nullptr, 0, AOTC_RT1_ARENA},\n";
+  if (model.calls.empty()) os << "    {0, nullptr, 0, AOTC_RT1_ARENA, 0},\n";
   os << "};\n\n"
      << "const aotc_rt1_call calls[] = {\n";
   size_t first = 0;

@@ -17,7 +17,7 @@ constexpr int64_t kScratchAlignment = 64;
 // GB/s of bytes read plus written.
 constexpr double kConversionBytesPerUs = 55e3;
 
-int64_t aligned(int64_t bytes) { return (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment; }
+int64_t scratch_aligned(int64_t bytes) { return (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment; }
 
 std::string layout_name(Layout layout, int block) {
   return layout == Layout::kNCHW ? "nchw" : "nchw" + std::to_string(block) + "c";
@@ -43,7 +43,7 @@ LayoutOption layout_option(const Graph& g, const Node& node, const Candidate& c,
 Candidate with_conversions(const Graph& g, const Node& node, Candidate c, const std::vector<Layout>& stored, int block,
                            std::vector<std::string>& conversions) {
   const TensorId out = node.outputs[0];
-  int64_t offset = aligned(c.scratch_bytes);
+  int64_t offset = scratch_aligned(c.scratch_bytes);
   std::vector<KernelStep> before, after;
   std::map<std::pair<TensorId, Layout>, int64_t> converted;  // -> scratch offset
   for (KernelStep& step : c.steps)
@@ -54,7 +54,7 @@ Candidate with_conversions(const Graph& g, const Node& node, Candidate c, const 
       auto [it, fresh] = converted.try_emplace({a.tensor, a.layout}, offset);
       if (fresh) {
         const Shape& shape = g.tensor(a.tensor).shape;
-        offset += aligned(num_elements(shape) * 4);
+        offset += scratch_aligned(num_elements(shape) * 4);
         const StepArg scratch{StepArg::Kind::kScratch, -1, 0, it->second, {}, a.layout};
         const StepArg tensor{StepArg::Kind::kTensor, a.tensor, 0, 0, {}, have};
         if (a.tensor == out) after.push_back(conversion_step(shape, a.layout, have, block, scratch, tensor));

@@ -18,7 +18,7 @@
 namespace aotc {
 
 LoweredModel lower_halide_library(const Graph& g, const BackendOptions& options) {
-  require_float_graph(g);
+  require_float_graph(g, true);
   const GroupPlan groups = plan_groups(g, options.lowering);
   return lower_to_halide(g, plan_halide_memory(g, groups), groups, options.target);
 }

@@ -48,6 +48,7 @@ class Lowering {
       to.source = BufferRef::Source::kOutput;
       to.index = static_cast<int>(i);
       to.shape = g_.tensor(id).shape;
+      to.dtype = g_.tensor(id).dtype;
       add_copy(g_.tensor(id).name, ref(id), to);
     }
     return std::move(model_);
@@ -62,6 +63,7 @@ class Lowering {
     BufferRef r;
     r.shape = shape;
     const Tensor& t = g_.tensor(id);
+    r.dtype = t.dtype;
     for (size_t i = 0; i < g_.inputs.size(); ++i) {
       if (g_.inputs[i] == id) {
         r.source = BufferRef::Source::kInput;
@@ -88,13 +90,22 @@ class Lowering {
 
   BufferRef ref(TensorId id) { return ref(id, g_.tensor(id).shape); }
 
-  int64_t append_blob(const std::vector<float>& data) {
+  // Appends `data` as elements of `dtype` (an integer dtype's values are integers in range).
+  int64_t append_blob(const std::vector<float>& data, DType dtype) {
     std::vector<uint8_t>& blob = model_.weights;
     blob.resize(static_cast<size_t>((static_cast<int64_t>(blob.size()) + kBlobAlignment - 1) / kBlobAlignment *
                                     kBlobAlignment));
     const auto offset = static_cast<int64_t>(blob.size());
-    const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
-    blob.insert(blob.end(), bytes, bytes + data.size() * sizeof(float));
+    const auto append = [&blob](const auto& values) {
+      const auto* bytes = reinterpret_cast<const uint8_t*>(values.data());
+      blob.insert(blob.end(), bytes, bytes + values.size() * sizeof(values[0]));
+    };
+    switch (dtype) {
+      case DType::F32: append(data); break;
+      case DType::I8: append(std::vector<int8_t>(data.begin(), data.end())); break;
+      case DType::U8: append(std::vector<uint8_t>(data.begin(), data.end())); break;
+      case DType::I32: append(std::vector<int32_t>(data.begin(), data.end())); break;
+    }
     return offset;
   }
 
@@ -102,7 +113,7 @@ class Lowering {
   int64_t constant_offset(TensorId id) {
     auto it = constant_offsets_.find(id);
     if (it != constant_offsets_.end()) return it->second;
-    const int64_t offset = append_blob(*g_.tensor(id).data);
+    const int64_t offset = append_blob(*g_.tensor(id).data, g_.tensor(id).dtype);
     constant_offsets_[id] = offset;
     return offset;
   }
@@ -110,7 +121,9 @@ class Lowering {
   BufferRef packed(const gen::PackedWeights& w) {
     BufferRef r;
     r.source = BufferRef::Source::kWeights;
-    r.offset = append_blob(w.data);
+    r.dtype = w.type == Halide::Int(8) ? DType::I8 : w.type == Halide::Int(32) ? DType::I32 : DType::F32;
+    AOTC_CHECK(w.type == halide_type(r.dtype), "packed weights of type ", w.type);
+    r.offset = append_blob(w.data, r.dtype);
     r.shape = w.shape;
     return r;
   }
@@ -139,7 +152,7 @@ class Lowering {
     call.kernel = kernel;
     call.args = std::move(args);
     call.flops = flops;
-    for (const BufferRef& a : call.args) call.bytes += num_elements(a.shape) * 4;
+    for (const BufferRef& a : call.args) call.bytes += num_elements(a.shape) * dtype_bytes(a.dtype);
     model_.calls.push_back(std::move(call));
   }
 
@@ -151,7 +164,7 @@ class Lowering {
   }
 
   void add_copy(const std::string& layer, BufferRef from, BufferRef to) {
-    const int kernel = kernel_for(copy_kernel_key(to.shape), "copy", copy_kernel(to.shape));
+    const int kernel = kernel_for(copy_kernel_key(to.shape, true, to.dtype), "copy", copy_kernel(to.shape, true, to.dtype));
     add_call(layer, "copy", kernel, {from, to}, 0);
   }
 

@@ -7,10 +7,13 @@
 #include "generators/linear.h"
 #include "generators/pad.h"
 #include "generators/pool2d.h"
+#include "generators/qconv2d.h"
+#include "generators/quantize.h"
 #include "generators/resize.h"
 #include "generators/softmax.h"
 #include "generators/transpose.h"
 #include "ir/printer.h"
+#include "reference/evaluator.h"
 #include "support/error.h"
 
 namespace aotc {
@@ -102,6 +105,47 @@ NodeKernel elementwise_kernel(const Graph& g, const Node& node) {
   spec.epilogue = epilogue_specs(g, node);
   // The op counts as one more post-op.
   return b.finish([spec](const Halide::Target& t) { return gen::elementwise(spec, t); }, b.output_elements());
+}
+
+// qconv2d: the weights minus their zero points, the bias (zeros without one) and the
+// per-channel requantization multipliers, all packed at compile time.
+NodeKernel qconv2d_kernel(const Graph& g, const Node& node, StepBuilder& b) {
+  const auto& a = node.attr<QConv2dAttrs>();
+  const Tensor& x = g.tensor(node.inputs[0]);
+  const Tensor& w = constant_input(g, node, 1, "weight");
+  const Quantization& wq = *w.quant;
+  gen::QConv2dSpec spec;
+  spec.input_shape = x.shape;
+  spec.input_type = halide_type(x.dtype);
+  spec.in_zero = x.quant->zero_point[0];
+  spec.out_channels = w.shape[0];
+  spec.kernel = {static_cast<int>(w.shape[2]), static_cast<int>(w.shape[3])};
+  spec.stride = a.conv.stride;
+  spec.pad = a.conv.pad;
+  spec.dilation = a.conv.dilation;
+  spec.groups = a.conv.groups;
+  const bool symmetric = std::all_of(wq.zero_point.begin(), wq.zero_point.end(), [](int64_t z) { return z == 0; });
+  spec.weight_type = symmetric && w.dtype == DType::I8 ? Halide::Int(8) : Halide::Int(32);
+  spec.out_type = halide_type(a.out.dtype);
+  spec.out_zero = a.out.quant.zero_point[0];
+  spec.min = a.min;
+  spec.max = a.max;
+  b.tensor(node.inputs[0]);
+  const std::shared_ptr<const std::vector<float>> weights = w.data;
+  b.packed([spec, weights, zero_points = wq.zero_point] {
+    return gen::pack_qconv2d_weights(spec, weights->data(), zero_points);
+  });
+  if (node.op_operand_count() == 3) {
+    b.tensor(node.inputs[2]);
+  } else {
+    b.packed([o = spec.out_channels] { return gen::PackedWeights{{o}, std::vector<float>(static_cast<size_t>(o)), Halide::Int(32)}; });
+  }
+  std::vector<float> multipliers;
+  for (int64_t o = 0; o < spec.out_channels; ++o)
+    multipliers.push_back(requantization_multiplier(*x.quant, wq, a.out.quant, o));
+  b.packed([multipliers] { return gen::PackedWeights{{static_cast<int64_t>(multipliers.size())}, multipliers}; });
+  const double macs = b.output_elements() * static_cast<double>(w.shape[1] * w.shape[2] * w.shape[3]);
+  return b.finish([spec](const Halide::Target& t) { return gen::qconv2d(spec, t); }, 2 * macs);
 }
 
 }  // namespace
@@ -221,6 +265,21 @@ NodeKernel node_kernel(const Graph& g, const Node& node) {
       const double per_output = node.op == OpKind::ResizeBilinear ? 6 : 0;
       return b.finish([spec](const Halide::Target& t) { return gen::resize(spec, t); }, per_output * out_elements);
     }
+    case OpKind::Quantize:
+    case OpKind::Dequantize: {
+      const bool quantizing = node.op == OpKind::Quantize;
+      const Tensor& integer = g.tensor(quantizing ? node.outputs[0] : node.inputs[0]);
+      gen::QuantizeSpec spec;
+      spec.kind = quantizing ? gen::QuantizeSpec::Kind::kQuantize : gen::QuantizeSpec::Kind::kDequantize;
+      spec.shape = out_shape;
+      spec.integer_type = halide_type(integer.dtype);
+      spec.scale = integer.quant->scale;
+      spec.zero_point = integer.quant->zero_point;
+      spec.axis = integer.quant->axis;
+      b.tensor(node.inputs[0]);
+      return b.finish([spec](const Halide::Target& t) { return gen::quantize(spec, t); }, 2 * out_elements);
+    }
+    case OpKind::QConv2d: return qconv2d_kernel(g, node, b);
     case OpKind::DepthToSpace: {
       const gen::DepthToSpaceSpec spec{g.tensor(node.inputs[0]).shape, node.attr<DepthToSpaceAttrs>().block,
                                        epilogue_specs(g, node)};
@@ -233,16 +292,18 @@ NodeKernel node_kernel(const Graph& g, const Node& node) {
   return {};
 }
 
-std::string copy_kernel_key(const Shape& shape, bool aligned) {
-  return "copy " + shape_text(shape) + (aligned ? "" : " unaligned");
+std::string copy_kernel_key(const Shape& shape, bool aligned, DType dtype) {
+  return "copy " + shape_text(shape) + (aligned ? "" : " unaligned") +
+         (dtype == DType::F32 ? "" : std::string(" ") + dtype_name(dtype));
 }
 
-std::function<gen::Kernel(const Halide::Target&)> copy_kernel(const Shape& shape, bool aligned) {
+std::function<gen::Kernel(const Halide::Target&)> copy_kernel(const Shape& shape, bool aligned, DType dtype) {
   gen::ElementwiseSpec spec;
   spec.kind = gen::ElementwiseSpec::Kind::kCopy;
   spec.input_shapes = {shape};
   spec.output_shape = shape;
   spec.aligned = aligned;
+  spec.element_type = halide_type(dtype);
   return [spec](const Halide::Target& t) { return gen::elementwise(spec, t); };
 }
 

@@ -35,8 +35,9 @@ NodeKernel node_kernel(const Graph& g, const Node& node);
 // A dense copy of a tensor of `shape` (a concat's input into its slice of the
 // output): the copy kernel's key (one kernel per shape and alignment) and
 // generator. `aligned`: whether the slice starts 16-byte aligned (only a GPU
-// schedule depends on it: gen::ElementwiseSpec::aligned).
-std::string copy_kernel_key(const Shape& shape, bool aligned = true);
-std::function<gen::Kernel(const Halide::Target&)> copy_kernel(const Shape& shape, bool aligned = true);
+// schedule depends on it: gen::ElementwiseSpec::aligned); `dtype`: its elements'.
+std::string copy_kernel_key(const Shape& shape, bool aligned = true, DType dtype = DType::F32);
+std::function<gen::Kernel(const Halide::Target&)> copy_kernel(const Shape& shape, bool aligned = true,
+                                                              DType dtype = DType::F32);
 
 }  // namespace aotc

@@ -464,7 +464,8 @@ class ModelReader {
         case OpKind::Min:
         case OpKind::Div:
         case OpKind::Quantize:
-        case OpKind::Dequantize: break;
+        case OpKind::Dequantize:
+        case OpKind::QConv2d: break;
       }
       AOTC_CHECK(false, "no options mapping for ", op_name(node_.op));
       return NoAttrs{};

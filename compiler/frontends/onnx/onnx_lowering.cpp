@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -39,7 +40,21 @@ constexpr int64_t kMaxSamplingMatrix = int64_t{1} << 22;
 struct Value {
   TensorId id = kNoTensor;
   std::shared_ptr<const ConstantValue> constant;
+  // For a constant that a DequantizeLinear computed from integers (a quantized weight or
+  // bias): those integers as an IR constant, which an IR node reading the value reads
+  // through an IR dequantize (so that quantize-ops sees the quantized weight).
+  std::shared_ptr<const Tensor> quantized;
 };
+
+// The IR dtype of ONNX's quantized element types (nullopt for the others).
+std::optional<DType> quantized_dtype(int32_t elem_type) {
+  switch (elem_type) {
+    case TensorProto::UINT8: return DType::U8;
+    case TensorProto::INT8: return DType::I8;
+    case TensorProto::INT32: return DType::I32;
+    default: return std::nullopt;
+  }
+}
 
 int64_t product(const Shape& shape, size_t begin, size_t end) {
   int64_t p = 1;
@@ -192,6 +207,12 @@ class Lowering {
       unsupported("'", name, "' (", dtype_name(g_.tensor(v.id).dtype), ") is read by an operator aotc computes in "
                   "float32 only; an integer tensor is read by DequantizeLinear only");
     if (v.id != kNoTensor) return v.id;
+    if (v.quantized) {
+      Tensor integers = *v.quantized;
+      integers.name = g_.unique_name(name + ".quantized");
+      v.id = emit(OpKind::Dequantize, NoAttrs{}, {g_.add_tensor(std::move(integers))}, name);
+      return v.id;
+    }
     if (!is_float_type(v.constant->elem_type))
       unsupported("'", name, "' (", elem_type_name(v.constant->elem_type),
                   ") is read by an operator aotc computes at run time, in float32 only");
@@ -240,10 +261,10 @@ class Lowering {
     if (inferred != inferred_.end() && inferred->second != g_.tensor(id).shape)
       unsupported("output '", name, "': aotc computes the shape ", to_string(g_.tensor(id).shape), ", ONNX infers ",
                   to_string(inferred->second), " (semantics aotc does not match)");
-    values_[name] = Value{id, nullptr};
+    values_[name] = Value{id, nullptr, nullptr};
   }
   void define(const NodeProto& node, int k, ConstantValue c) {
-    values_[node.output(k)] = Value{kNoTensor, std::make_shared<const ConstantValue>(std::move(c))};
+    values_[node.output(k)] = Value{kNoTensor, std::make_shared<const ConstantValue>(std::move(c)), nullptr};
   }
   void alias(const NodeProto& node, int k, const Value& v) { values_[node.output(k)] = v; }
 
@@ -386,13 +407,13 @@ class Lowering {
     if (in.size() != 3) return false;
     NodeProto lifted = node;
     lifted.set_input(0, node.input(0) + ".as_2d");
-    values_[lifted.input(0)] = Value{reshape(tensor(node, 0), {in[0], in[1], 1, in[2]}, lifted.input(0)), nullptr};
+    values_[lifted.input(0)] = Value{reshape(tensor(node, 0), {in[0], in[1], 1, in[2]}, lifted.input(0)), nullptr, nullptr};
     if (node.op_type() == "Conv" || node.op_type() == "ConvTranspose") {
       ConstantValue w = constant(node, 1, "weight");
       if (w.shape.size() != 3) invalid("weight has shape ", to_string(w.shape), " for a 1-D input");
       w.shape.insert(w.shape.begin() + 2, 1);
       lifted.set_input(1, node.input(1) + ".as_2d");
-      values_[lifted.input(1)] = Value{kNoTensor, std::make_shared<const ConstantValue>(std::move(w))};
+      values_[lifted.input(1)] = Value{kNoTensor, std::make_shared<const ConstantValue>(std::move(w)), nullptr};
     }
     for (onnx::AttributeProto& a : *lifted.mutable_attribute()) {
       const std::string& name = a.name();
@@ -745,6 +766,13 @@ class Lowering {
     const bool trans_b = attr_int(node, "transB", 0) != 0;
     const int64_t k = trans_b ? b.shape[1] : b.shape[0], n = trans_b ? b.shape[0] : b.shape[1];
     const float alpha = attr_float(node, "alpha", 1.0f), beta = attr_float(node, "beta", 1.0f);
+    // torch's Linear: B is already the linear's weight and C its bias. Read as they are, a
+    // quantized weight and bias keep their dequantize nodes (quantize-ops).
+    if (trans_b && alpha == 1 && beta == 1 && (!has_input(node, 2) || constant(node, 2, "C").shape == Shape{n})) {
+      std::vector<TensorId> inputs = {a, tensor(node, 1)};
+      if (has_input(node, 2)) inputs.push_back(tensor(node, 2));
+      return define(node, 0, emit(OpKind::Linear, NoAttrs{}, inputs, node.output(0)));
+    }
     std::vector<float> weight(static_cast<size_t>(n * k));
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < k; ++j)
@@ -1226,12 +1254,9 @@ class Lowering {
     } else {
       q.zero_point.assign(q.scale.size(), 0);
     }
-    switch (zero_type) {
-      case TensorProto::UINT8: *dtype = DType::U8; break;
-      case TensorProto::INT8: *dtype = DType::I8; break;
-      case TensorProto::INT32: *dtype = DType::I32; break;
-      default: unsupported("quantized type ", elem_type_name(zero_type), " (aotc reads int8, uint8 and int32)");
-    }
+    const std::optional<DType> type = quantized_dtype(zero_type);
+    if (!type) unsupported("quantized type ", elem_type_name(zero_type), " (aotc reads int8, uint8 and int32)");
+    *dtype = *type;
     if (scale.shape.size() > 1) invalid("the scale must be a scalar or 1-D, is ", to_string(scale.shape));
     if (scale.shape.size() == 1 && scale.values.size() > 1) {
       if (opset_ < 13) invalid("a per-axis scale needs opset 13");
@@ -1265,7 +1290,9 @@ class Lowering {
       append_node(folded, OpKind::Dequantize, NoAttrs{}, {c}, node.output(0), ref_);
       const aotc::Value integers{in.constant->shape, std::move(data)};
       const aotc::Value real = evaluate_node(folded, folded.nodes.back(), {&integers}).at(0);
-      return define(node, 0, ConstantValue{TensorProto::FLOAT, real.shape, {real.data.begin(), real.data.end()}});
+      define(node, 0, ConstantValue{TensorProto::FLOAT, real.shape, {real.data.begin(), real.data.end()}});
+      values_[node.output(0)].quantized = std::make_shared<const Tensor>(folded.tensor(c));
+      return;
     }
     if (!is_integer(g_.tensor(x).dtype)) {
       unsupported("input '", node.input(0), "' is ", dtype_name(g_.tensor(x).dtype), ", not a quantized tensor");
@@ -1283,9 +1310,12 @@ class Lowering {
   void lower_Cast(const NodeProto& node) {
     const auto to = static_cast<int32_t>(attr_int(node, "to", TensorProto::FLOAT));
     if (!is_constant(node, 0)) {
+      const Value& in = input(node, 0);
+      // torch.onnx.export writes a Cast to the same type between a QuantizeLinear and its DequantizeLinear.
+      if (in.id != kNoTensor && quantized_dtype(to) == g_.tensor(in.id).dtype) return alias(node, 0, in);
       if (to != TensorProto::FLOAT) unsupported("Cast to ", elem_type_name(to), " of a value computed at run time");
       tensor(node, 0);  // refuses an integer tensor
-      return alias(node, 0, input(node, 0));
+      return alias(node, 0, in);
     }
     ConstantValue c = *input(node, 0).constant;
     c.elem_type = to;
@@ -1642,7 +1672,7 @@ void Lowering::add_graph_input(const onnx::ValueInfoProto& input) {
   }
   const TensorId id = g_.add_tensor(std::move(t));
   g_.inputs.push_back(id);
-  values_[name] = Value{id, nullptr};
+  values_[name] = Value{id, nullptr, nullptr};
 }
 
 void Lowering::add_graph_output(const onnx::ValueInfoProto& output) {
@@ -1669,7 +1699,8 @@ void Lowering::add_graph_output(const onnx::ValueInfoProto& output) {
 Graph Lowering::run() {
   for (const TensorProto& t : graph_.initializer())
     values_[t.name()] = Value{kNoTensor, std::make_shared<const ConstantValue>(
-                                             decode_tensor(t, path_ + ": initializer '" + t.name() + "'"))};
+                                             decode_tensor(t, path_ + ": initializer '" + t.name() + "'")),
+                              nullptr};
   for (const onnx::ValueInfoProto& input : graph_.input())
     if (!values_.count(input.name())) add_graph_input(input);
   for (const onnx::ValueInfoProto& info : graph_.value_info()) record_inferred(info);

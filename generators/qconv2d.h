@@ -1,0 +1,47 @@
+// Integer 2-D convolution (dense, grouped, depthwise) of quantized tensors, NCHW in and out,
+// the semantics of the IR's qconv2d (docs/int8.md, ONNX Runtime's QLinearConv):
+//
+//   acc[n,o,y,x] = bias[o] + sum_{c,ky,kx} (in[n, g*Cg + c, y*sy - pt + ky*dy, x*sx - pl + kx*dx] - in_zero)
+//                                          * w[o, c, ky, kx]          in int32, exactly
+//   out = clamp(round_half_to_even(float(acc) * multiplier[o]) + out_zero, min, max)
+//
+// reading the input's zero point outside it; `w` has its zero points subtracted already
+// (pack_qconv2d_weights). Kernel inputs: (input [N,C,H,W] int8/uint8, packed weights,
+// bias [O] int32, multipliers [O] float32); output [N,O,OH,OW] of out_type.
+// Schedule: output rows vectorised (int32 accumulators, as many lanes as float32), a
+// register tile of a few output channels accumulating over (c, ky, kx); planes of
+// channel tiles in parallel tasks.
+#pragma once
+
+#include <array>
+
+#include "generators/kernel.h"
+
+namespace aotc::gen {
+
+struct QConv2dSpec {
+  Shape input_shape;                   // [N, C, H, W]
+  Halide::Type input_type = Halide::UInt(8);
+  int64_t in_zero = 0;
+  int64_t out_channels = 0;            // O
+  std::array<int, 2> kernel{1, 1};     // KH, KW
+  std::array<int, 2> stride{1, 1};
+  std::array<int, 4> pad{0, 0, 0, 0};  // top, left, bottom, right
+  std::array<int, 2> dilation{1, 1};
+  int groups = 1;
+  Halide::Type weight_type = Halide::Int(8);  // of the packed weights: Int(8), or Int(32) when zero points were subtracted
+  Halide::Type out_type = Halide::UInt(8);
+  int64_t out_zero = 0;
+  int64_t min = 0, max = 255;  // saturation bounds, within out_type
+};
+
+// [N, O, OH, OW]; throws std::invalid_argument for an inconsistent spec.
+Shape qconv2d_output_shape(const QConv2dSpec& spec);
+
+// PyTorch's weight layout [O, C/groups, KH, KW] minus each output channel's zero point, as
+// [O, C/groups, KH, KW] of spec.weight_type (Int(8) when every zero point is 0, else Int(32)).
+PackedWeights pack_qconv2d_weights(const QConv2dSpec& spec, const float* oihw, const std::vector<int64_t>& zero_points);
+
+Kernel qconv2d(const QConv2dSpec& spec, const Halide::Target& target);
+
+}  // namespace aotc::gen
