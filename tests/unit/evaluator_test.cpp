@@ -447,5 +447,89 @@ TEST(Evaluator, RejectsAnIntegerInputValueOutsideItsDtype) {
   }
 }
 
+// One qconv2d over a quantized input `x` and integer constants, evaluated.
+struct QConv2dCase {
+  Value x;
+  DType x_dtype;
+  Quantization x_quant;
+  Tensor weight, bias;  // constants; bias.data null for none
+  QConv2dAttrs attrs;
+};
+
+Graph qconv2d_graph(const QConv2dCase& c) {
+  Graph g;
+  const TensorId in = g.add_tensor({.name = "x", .dtype = c.x_dtype, .shape = c.x.shape,
+                                    .quant = std::make_shared<const Quantization>(c.x_quant)});
+  g.inputs = {in};
+  std::vector<TensorId> inputs = {in, g.add_tensor(c.weight)};
+  if (c.bias.data) inputs.push_back(g.add_tensor(c.bias));
+  g.outputs = {append_node(g, OpKind::QConv2d, c.attrs, inputs, "y", "test")};
+  return g;
+}
+
+Tensor integer_constant(const std::string& name, DType dtype, Shape shape, std::vector<float> values, Quantization q) {
+  return {.name = name, .dtype = dtype, .shape = std::move(shape),
+          .data = std::make_shared<const std::vector<float>>(std::move(values)),
+          .quant = std::make_shared<const Quantization>(std::move(q))};
+}
+
+TEST(Evaluator, QConv2dPadsWithTheZeroPointRoundsHalfToEvenAndSaturates) {
+  QConv2dCase c;
+  // x - 10 = [0, 2, 4, -1]; a 1x1 weight 3 padded by 1: the border reads the zero point (0 after the shift).
+  c.x = Value{{1, 1, 2, 2}, {10, 12, 14, 9}};
+  c.x_dtype = DType::U8;
+  c.x_quant = {{1.0f}, {10}, -1};
+  c.weight = integer_constant("w", DType::I8, {1, 1, 1, 1}, {3}, {{1.0f}, {0}, -1});
+  c.bias = integer_constant("b", DType::I32, {1}, {5}, {{1.0f}, {0}, -1});
+  c.attrs.conv.pad = {1, 1, 1, 1};
+  c.attrs.out = {DType::U8, {{2.0f}, {100}, -1}};
+  c.attrs.min = 0;
+  c.attrs.max = 255;
+  // acc = 5 + [0, 6, 12, -3] = [5, 11, 17, 2], border 5; x 0.5 = [2.5, 5.5, 8.5, 1], border 2.5;
+  // ties to even [2, 6, 8, 1], border 2; + 100.
+  const Graph g = qconv2d_graph(c);
+  expect_value(evaluate(g, {c.x}).at(0), {1, 1, 4, 4},
+               {102, 102, 102, 102, 102, 102, 106, 102, 102, 108, 101, 102, 102, 102, 102, 102});
+  // A folded relu6-like clamp: [102, 107].
+  c.attrs.min = 102;
+  c.attrs.max = 107;
+  expect_value(evaluate(qconv2d_graph(c), {c.x}).at(0), {1, 1, 4, 4},
+               {102, 102, 102, 102, 102, 102, 106, 102, 102, 107, 102, 102, 102, 102, 102, 102});
+}
+
+TEST(Evaluator, QConv2dPerChannelWeightsWithZeroPointsPerGroup) {
+  QConv2dCase c;
+  c.x = Value{{1, 2, 1, 1}, {4, 6}};
+  c.x_dtype = DType::U8;
+  c.x_quant = {{0.5f}, {0}, -1};
+  // w - zero point = [4, -3]; multipliers 0.5 * [0.25, 1] / 0.5 = [0.25, 1].
+  c.weight = integer_constant("w", DType::U8, {2, 1, 1, 1}, {14, 17}, {{0.25f, 1.0f}, {10, 20}, 0});
+  c.attrs.conv.groups = 2;
+  c.attrs.out = {DType::I8, {{0.5f}, {-3}, -1}};
+  c.attrs.min = -128;
+  c.attrs.max = 127;
+  // [4 * 4 * 0.25, 6 * -3 * 1] - 3 = [1, -21].
+  expect_value(evaluate(qconv2d_graph(c), {c.x}).at(0), {1, 2, 1, 1}, {1, -21});
+}
+
+TEST(Evaluator, QConv2dRefusesABiasOfAnotherScale) {
+  QConv2dCase c;
+  c.x = Value{{1, 1, 1, 1}, {0}};
+  c.x_dtype = DType::I8;
+  c.x_quant = {{0.5f}, {0}, -1};
+  c.weight = integer_constant("w", DType::I8, {1, 1, 1, 1}, {1}, {{0.25f}, {0}, -1});
+  c.bias = integer_constant("b", DType::I32, {1}, {1}, {{0.25f}, {0}, -1});  // not 0.5 * 0.25
+  c.attrs.out = {DType::I8, {{1.0f}, {0}, -1}};
+  c.attrs.min = -128;
+  c.attrs.max = 127;
+  try {
+    qconv2d_graph(c);
+    ADD_FAILURE() << "accepted a bias of scale 0.25 for an accumulator of scale 0.125";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("bias 'b' channel 0 has scale 0.25 and zero point 0"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace aotc
