@@ -93,6 +93,8 @@ struct LoweredModel {
   std::vector<uint8_t> weights;  // pre-packed constants; every entry 64-byte aligned
   int64_t arena_bytes = 0;
   int64_t lower_bound_bytes = 0;  // the memory plan's liveness lower bound
+  // The nodes computing in float between a dequantize and a quantize (ir/float_islands.h).
+  std::vector<std::vector<std::string>> float_islands;
 };
 
 // What every object of a target's library is: ELF class (32 or 64) and e_machine.

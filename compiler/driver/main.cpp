@@ -21,6 +21,7 @@
 #include "backends/halide/halide_backend.h"
 #include "backends/halide/kernel_cache.h"
 #include "frontends/frontend.h"
+#include "ir/float_islands.h"
 #include "ir/printer.h"
 #include "package/package.h"
 #include "passes/pipeline.h"
@@ -152,6 +153,7 @@ void print_stats(std::ostream& os, const Graph& g, const std::vector<PassRecord>
   for (const Node& node : g.nodes) ++histogram[op_signature(node)];
   os << "final graph: " << g.nodes.size() << " nodes\n";
   for (const auto& [sig, n] : histogram) os << "  " << padded(sig, 28) << n << "\n";
+  os << float_islands_text(float_islands(g));
   const MemoryPlan plan = opt.plan(g);
   char ratio[32];
   std::snprintf(ratio, sizeof ratio, "%.3f", plan.lower_bound_bytes ? double(plan.arena_bytes) / double(plan.lower_bound_bytes) : 1.0);

@@ -8,7 +8,8 @@ dequantize and a quantize) is quantized with PyTorch FX (prepare_fx / convert_fx
 calibrated on random images) for two engines: qnnpack (per-tensor weights) and onednn
 (per-channel weights). Each is exported to ONNX (opset 13) and compiled by aotc into a
 library. Checks, on fresh random inputs:
-  - quantize-ops turned every convolution and the linear into qconv2d (--stats);
+  - quantize-ops turned every convolution and the linear into qconv2d (--stats), and the
+    report lists the residual add as the one float island;
   - the library's outputs equal the reference evaluator's (--emit=run) bit for bit: the
     integer kernels compute qconv2d's stated semantics exactly (docs/int8.md);
   - against PyTorch's own quantized model (the independent reference, whose fbgemm/qnnpack
@@ -16,6 +17,7 @@ library. Checks, on fresh random inputs:
     and at least 99% of them within 1.
 """
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -99,6 +101,10 @@ def check(engine, args):
 
     lib = work / "lib"
     run([args.aotc, path, "--emit=lib", "--name", "q", "-o", lib])
+    # The residual add is the one float island, and the report says so.
+    islands = json.loads((lib / "q.report.json").read_text())["float_islands"]
+    if len(islands) != 1 or len(islands[0]) != 1 or "(add" not in islands[0][0]:
+        sys.exit(f"{engine}: the report's float islands are {islands}, expected the residual add alone")
     runner = work / "run"
     run(["cc", "-std=c11", "-O1", "-DAOTC_MODEL=q", "-I", lib, HARNESS, lib / "libq.a", "-lm", "-lpthread", "-o", runner])
 

@@ -15,6 +15,7 @@
 #include "backends/halide/halide_backend.h"
 #include "backends/halide/node_kernel.h"
 #include "generators/elementwise.h"
+#include "ir/float_islands.h"
 #include "ir/printer.h"
 #include "support/names.h"
 #include "support/error.h"
@@ -36,6 +37,7 @@ class Lowering {
     model_.plan = groups.totals;
     model_.inputs = tensor_infos(g, g.inputs);
     model_.outputs = tensor_infos(g, g.outputs);
+    model_.float_islands = float_islands(g);
   }
 
   LoweredModel run() {

@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "ir/float_islands.h"
 #include "package/report.h"
 
 namespace aotc {
@@ -80,6 +81,7 @@ std::string halide_report_json(const LoweredModel& model, const CompiledObjects&
       {"kernels", kernels},
       {"choices", choices},
       {"plan", plan},
+      {"float_islands", model.float_islands},
   };
   return report.dump(2) + "\n";
 }
@@ -130,6 +132,7 @@ std::string halide_report_summary(const LoweredModel& model, const CompiledObjec
                 static_cast<double>(facts.runtime_code_bytes) / 1024, static_cast<double>(about.weights_bytes) / 1024,
                 about.external_weights ? "external" : "embedded", static_cast<double>(model.arena_bytes) / 1024);
   os << line;
+  os << float_islands_text(model.float_islands);
   if (!model.choices.empty()) {
     std::map<std::string, int> chosen, by;
     for (const ChoiceRecord& c : model.choices) {
