@@ -127,16 +127,18 @@ def invalid_models():
                  helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], name="dequant")]
     yield "quantized", model(quantized, [tensor_input("x", [1, 2])], [tensor_input("y", [1, 2])]), 3, \
         "quantized model: 1 quantized operators (DynamicQuantizeLinear x1 (dynamic))"
-    # uint8 inputs read otherwise than by a DequantizeLinear: cast to float, or passed through,
+    # uint8 inputs read otherwise than by a DequantizeLinear or QOperator: cast to float, or passed through,
     # where nothing says their scale.
     yield "quantized_input_cast", model(
         [helper.make_node("Cast", ["x"], ["y"], name="cast", to=TensorProto.FLOAT)],
         [tensor_input("x", [1, 2], TensorProto.UINT8)], [tensor_input("y", [1, 2])]), 3, \
-        "'x' (u8) is read by an operator aotc computes in float32 only; an integer tensor is read by DequantizeLinear only"
+        "'x' (u8) is read by an operator aotc computes in float32 only; an integer tensor is read by DequantizeLinear, " \
+        "QLinearConv and QLinearMatMul only"
     yield "quantized_input_unread", model(
         [helper.make_node("Identity", ["x"], ["y"], name="identity")],
         [tensor_input("x", [1, 2], TensorProto.UINT8)], [tensor_input("y", [1, 2], TensorProto.UINT8)]), 3, \
-        "graph input 'x' (u8) is read by no DequantizeLinear, which would give its scale and zero point"
+        "graph input 'x' (u8) is read by no DequantizeLinear, QLinearConv or QLinearMatMul, which would give its " \
+        "scale and zero point"
     symbolic = conv_relu()
     symbolic.graph.input[0].CopyFrom(helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, 8, 8]))
     yield "symbolic_batch", symbolic, 3, "dim 0 is 'batch'; aotc compiles fixed shapes: fix it with --input-shape x="

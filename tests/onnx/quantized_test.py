@@ -15,6 +15,8 @@ library. Checks, on fresh random inputs:
   - against PyTorch's own quantized model (the independent reference, whose fbgemm/qnnpack
     requantization rounds differently at ties): every output within 2 quantization steps,
     and at least 99% of them within 1.
+And a model of QOperator nodes (QLinearConv with uint8 weights and a bias, QLinearMatMul):
+its library equals the evaluator bit for bit.
 """
 import argparse
 import json
@@ -133,6 +135,56 @@ def check(engine, args):
         sys.exit(f"{engine}: too far from PyTorch's quantized model")
 
 
+def qoperator_model(path):
+    """QuantizeLinear -> QLinearConv (uint8 weights with a zero point, a bias, stride 2, two
+    groups) -> Reshape -> QLinearMatMul (per-column int8 weights) -> DequantizeLinear."""
+    from onnx import TensorProto, helper
+    rng = np.random.default_rng(3)
+    inits = [numpy_helper.from_array(np.array(v, dtype=t), n) for n, v, t in [
+        ("xs", 0.05, np.float32), ("xz", 120, np.uint8), ("ws", 0.02, np.float32), ("wz", 131, np.uint8),
+        ("ys", 0.4, np.float32), ("yz", 100, np.uint8), ("ms", [0.01, 0.02, 0.03], np.float32),
+        ("mz", [0, 0, 0], np.int8), ("os", 1.5, np.float32), ("oz", -4, np.int8), ("shape", [1, 36], np.int64)]]
+    inits += [numpy_helper.from_array(rng.integers(0, 256, (4, 3, 3, 3)).astype(np.uint8), "w"),
+              numpy_helper.from_array(rng.integers(-3000, 3000, 4).astype(np.int32), "b"),
+              numpy_helper.from_array(rng.integers(-128, 128, (36, 3)).astype(np.int8), "m")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("QLinearConv", ["xq", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["yq"],
+                              strides=[2, 2], pads=[1, 1, 1, 1], group=2),
+             helper.make_node("Reshape", ["yq", "shape"], ["flat"]),
+             helper.make_node("QLinearMatMul", ["flat", "ys", "yz", "m", "ms", "mz", "os", "oz"], ["oq"]),
+             helper.make_node("DequantizeLinear", ["oq", "os", "oz"], ["out"])]
+    graph = helper.make_graph(nodes, "qoperator", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 6, 5, 5])],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 3])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+
+
+def check_qoperator(args):
+    """QOperator nodes (whose semantics ONNX's own test data checks through the evaluator, in
+    onnx.conformance) compiled: the library equals the evaluator bit for bit."""
+    work = args.workdir / "qoperator"
+    work.mkdir(parents=True, exist_ok=True)
+    path = work / "q.onnx"
+    qoperator_model(path)
+    lib = work / "lib"
+    run([args.aotc, path, "--emit=lib", "--name", "q", "-o", lib])
+    runner = work / "run"
+    run(["cc", "-std=c11", "-O1", "-DAOTC_MODEL=q", "-I", lib, HARNESS, lib / "libq.a", "-lm", "-lpthread", "-o", runner])
+    rng = np.random.default_rng(args.seed)
+    outputs = set()
+    for i in range(INPUTS):
+        (rng.standard_normal((1, 6, 5, 5)) * 3).astype(np.float32).tofile(work / "x.bin")
+        run([args.aotc, path, "--emit=run", "--input", work / "x.bin", "-o", work / "evaluated.bin"])
+        run([runner, work / "library.bin", work / "x.bin"])
+        evaluated = np.fromfile(work / "evaluated.bin", dtype=np.float32)
+        library = np.fromfile(work / "library.bin", dtype=np.float32)
+        if not np.array_equal(evaluated, library):
+            sys.exit(f"QLinearConv/QLinearMatMul, input {i}: library {library} against the evaluator's {evaluated}")
+        outputs.update(library.tolist())
+    if len(outputs) < 10:
+        sys.exit(f"QLinearConv/QLinearMatMul: only {len(outputs)} distinct outputs; the case tests little")
+    print(f"QLinearConv/QLinearMatMul: library == evaluator on {INPUTS} inputs ({len(outputs)} distinct outputs)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--aotc", required=True, type=Path)
@@ -141,6 +193,7 @@ def main():
     args = parser.parse_args()
     for engine in ("qnnpack", "onednn"):
         check(engine, args)
+    check_qoperator(args)
 
 
 if __name__ == "__main__":

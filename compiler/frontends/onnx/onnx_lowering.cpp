@@ -205,7 +205,7 @@ class Lowering {
     Value& v = values_.at(name);
     if (v.id != kNoTensor && is_integer(g_.tensor(v.id).dtype))
       unsupported("'", name, "' (", dtype_name(g_.tensor(v.id).dtype), ") is read by an operator aotc computes in "
-                  "float32 only; an integer tensor is read by DequantizeLinear only");
+                  "float32 only; an integer tensor is read by DequantizeLinear, QLinearConv and QLinearMatMul only");
     if (v.id != kNoTensor) return v.id;
     if (v.quantized) {
       Tensor integers = *v.quantized;
@@ -1236,17 +1236,19 @@ class Lowering {
 
   // ---- Quantization (IR quantize / dequantize, docs/int8.md) -----------------------
 
-  // The quantization a QuantizeLinear or DequantizeLinear node gives a tensor of
-  // `shape`: scale (input 1) and zero point (input 2, default 0), one of each per
-  // tensor or, for a 1-D scale of more than one value, along `axis` (opset 13).
+  // The quantization a QuantizeLinear or DequantizeLinear node (or a QOperator node's operand,
+  // whose scale and zero point are inputs `scale_input` and `scale_input` + 1) gives a tensor of
+  // `shape`: one scale and zero point (default 0) per tensor or, for a 1-D scale of more than
+  // one value, along `axis` (the node's, opset 13; a QOperator weight's: its output channels).
   // Sets `dtype` from the zero point's type (uint8 without one).
-  Quantization quantization(const NodeProto& node, const Shape& shape, DType* dtype) const {
-    const ConstantValue& scale = constant(node, 1, "scale");
+  Quantization quantization(const NodeProto& node, const Shape& shape, DType* dtype, int scale_input = 1,
+                            int axis = -1) const {
+    const ConstantValue& scale = constant(node, scale_input, "scale");
     Quantization q;
     for (const double v : scale.values) q.scale.push_back(static_cast<float>(v));
     int32_t zero_type = TensorProto::UINT8;
-    if (has_input(node, 2)) {
-      const ConstantValue& zero = constant(node, 2, "zero point");
+    if (has_input(node, scale_input + 1)) {
+      const ConstantValue& zero = constant(node, scale_input + 1, "zero point");
       zero_type = zero.elem_type;
       if (zero.values.size() != scale.values.size())
         invalid("the zero point holds ", zero.values.size(), " values, the scale ", scale.values.size());
@@ -1259,10 +1261,100 @@ class Lowering {
     *dtype = *type;
     if (scale.shape.size() > 1) invalid("the scale must be a scalar or 1-D, is ", to_string(scale.shape));
     if (scale.shape.size() == 1 && scale.values.size() > 1) {
-      if (opset_ < 13) invalid("a per-axis scale needs opset 13");
-      q.axis = normalized_axis(attr_int(node, "axis", 1), shape.size());
+      if (axis < 0 && opset_ < 13) invalid("a per-axis scale needs opset 13");
+      q.axis = axis >= 0 ? axis : normalized_axis(attr_int(node, "axis", 1), shape.size());
     }
     return q;
+  }
+
+  // Input `k`, a run-time integer tensor, with quantization `q` of `dtype`: a graph input takes
+  // it from its first reader; any other tensor must have been quantized with it.
+  TensorId quantized_tensor(const NodeProto& node, int k, const Quantization& q, DType dtype) {
+    const TensorId x = input(node, k).id;
+    if (!is_integer(g_.tensor(x).dtype)) {
+      unsupported("input '", node.input(k), "' is ", dtype_name(g_.tensor(x).dtype), ", not a quantized tensor");
+    } else if (is_graph_input(g_, x) && !g_.tensor(x).quant && g_.tensor(x).dtype == dtype) {
+      Tensor& t = g_.tensor(x);
+      t.quant = std::make_shared<const Quantization>(q);
+      check_element_type(t, ref_);
+    } else if (g_.tensor(x).dtype != dtype || !g_.tensor(x).quant || *g_.tensor(x).quant != q) {
+      unsupported("input '", node.input(k), "' was quantized with other parameters (", type_text(g_.tensor(x)),
+                  ") than this node reads it with");
+    }
+    return x;
+  }
+
+  // An IR integer constant of `c`'s values with quantization `q`.
+  TensorId integer_constant(const std::string& name, const ConstantValue& c, Shape shape, DType dtype,
+                            const Quantization& q) {
+    const TensorId id = g_.add_constant(g_.unique_name(name), std::move(shape), {c.values.begin(), c.values.end()});
+    Tensor& t = g_.tensor(id);
+    t.dtype = dtype;
+    t.quant = std::make_shared<const Quantization>(q);
+    check_element_type(t, ref_);
+    return id;
+  }
+
+  // QLinearConv and QLinearMatMul: a qconv2d of `x` and the integer weight `w` [O, C/g, KH, KW]
+  // (quantized per tensor or per output channel), with the int32 bias B (input `bias_input`) at
+  // the accumulator's scale, and the output's quantization from inputs 6 and 7.
+  TensorId qconv2d(const NodeProto& node, TensorId x, TensorId w, int bias_input, const Conv2dAttrs& conv,
+                   const std::string& name) {
+    QConv2dAttrs a;
+    a.conv = conv;
+    a.out.quant = quantization(node, {}, &a.out.dtype, 6);
+    a.min = dtype_min(a.out.dtype);
+    a.max = dtype_max(a.out.dtype);
+    std::vector<TensorId> inputs = {x, w};
+    if (has_input(node, bias_input)) {
+      const ConstantValue& b = constant(node, bias_input, "bias");
+      if (b.elem_type != TensorProto::INT32) unsupported("bias of type ", elem_type_name(b.elem_type), ", not int32");
+      const Quantization& xq = *g_.tensor(x).quant;
+      const Quantization& wq = *g_.tensor(w).quant;
+      Quantization bq{{}, std::vector<int64_t>(wq.scale.size(), 0), wq.axis};
+      for (const float s : wq.scale) bq.scale.push_back(xq.scale[0] * s);
+      inputs.push_back(integer_constant(node.input(bias_input), b, b.shape, DType::I32, bq));
+    }
+    return emit(OpKind::QConv2d, a, inputs, name);
+  }
+
+  void lower_QLinearConv(const NodeProto& node) {
+    const Shape in = input_shape(node, 0);
+    require_image(node, in);
+    const ConstantValue& w = constant(node, 3, "weight");
+    if (w.shape.size() != 4) invalid("weight has shape ", to_string(w.shape));
+    DType x_dtype = DType::U8, w_dtype = DType::I8;
+    const TensorId x = quantized_tensor(node, 0, quantization(node, in, &x_dtype, 1), x_dtype);
+    const Quantization wq = quantization(node, w.shape, &w_dtype, 4, 0);
+    const TensorId weight = integer_constant(node.input(3), w, w.shape, w_dtype, wq);
+    Conv2dAttrs a;
+    a.stride = pair_attr(node, "strides");
+    a.dilation = pair_attr(node, "dilations");
+    a.groups = static_cast<int>(attr_int(node, "group", 1));
+    a.pad = window_pads(node, in, {w.shape[2], w.shape[3]}, a.stride, a.dilation);
+    define(node, 0, qconv2d(node, x, weight, 8, a, node.output(0)));
+  }
+
+  // QLinearMatMul of a run-time a[M, K] and a constant b[K, N]: a 1x1 qconv2d of a[M, K, 1, 1]
+  // and b's transpose, between reshapes.
+  void lower_QLinearMatMul(const NodeProto& node) {
+    const Shape a_shape = input_shape(node, 0);
+    const ConstantValue& b = constant(node, 3, "B");
+    if (a_shape.size() != 2 || b.shape.size() != 2)
+      unsupported("QLinearMatMul of ", to_string(a_shape), " by ", to_string(b.shape), " (aotc reads 2-D operands)");
+    const int64_t m = a_shape[0], k = b.shape[0], n = b.shape[1];
+    DType a_dtype = DType::U8, b_dtype = DType::I8;
+    const TensorId a = quantized_tensor(node, 0, quantization(node, a_shape, &a_dtype, 1), a_dtype);
+    // b's per-column scales are per output channel of the transposed weight.
+    const Quantization bq = quantization(node, b.shape, &b_dtype, 4, 0);
+    ConstantValue transposed = b;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < k; ++j)
+        transposed.values[static_cast<size_t>(i * k + j)] = b.values[static_cast<size_t>(j * n + i)];
+    const TensorId weight = integer_constant(node.input(3), transposed, {n, k, 1, 1}, b_dtype, bq);
+    const TensorId a4 = reshape(a, {m, k, 1, 1}, node.output(0) + ".a");
+    const TensorId y = qconv2d(node, a4, weight, 8, Conv2dAttrs{}, node.output(0) + ".1x1");
+    define(node, 0, reshape(y, {m, n}, node.output(0)));
   }
 
   void lower_QuantizeLinear(const NodeProto& node) {
@@ -1276,7 +1368,6 @@ class Lowering {
     const Value& in = input(node, 0);
     DType dtype = DType::U8;
     const Quantization q = quantization(node, shape_of(in), &dtype);
-    TensorId x = in.id;
     if (in.constant) {
       // A quantized weight or bias: dequantized here, by the evaluator (one definition of
       // the arithmetic), so that the operators reading it see a constant, as with the
@@ -1294,17 +1385,7 @@ class Lowering {
       values_[node.output(0)].quantized = std::make_shared<const Tensor>(folded.tensor(c));
       return;
     }
-    if (!is_integer(g_.tensor(x).dtype)) {
-      unsupported("input '", node.input(0), "' is ", dtype_name(g_.tensor(x).dtype), ", not a quantized tensor");
-    } else if (is_graph_input(g_, x) && !g_.tensor(x).quant && g_.tensor(x).dtype == dtype) {
-      Tensor& t = g_.tensor(x);  // an integer graph input: quantized as its first reader says
-      t.quant = std::make_shared<const Quantization>(q);
-      check_element_type(t, ref_);
-    } else if (g_.tensor(x).dtype != dtype || !g_.tensor(x).quant || *g_.tensor(x).quant != q) {
-      unsupported("input '", node.input(0), "' was quantized with other parameters (",
-                  type_text(g_.tensor(x)), ") than it is dequantized with");
-    }
-    define(node, 0, emit(OpKind::Dequantize, NoAttrs{}, {x}, node.output(0)));
+    define(node, 0, emit(OpKind::Dequantize, NoAttrs{}, {quantized_tensor(node, 0, q, dtype)}, node.output(0)));
   }
 
   void lower_Cast(const NodeProto& node) {
@@ -1586,6 +1667,8 @@ const std::map<std::string, Handler>& Lowering::handlers() {
       {"Cast", &Lowering::lower_Cast},
       {"Clip", &Lowering::lower_Clip},
       {"DequantizeLinear", &Lowering::lower_DequantizeLinear},
+      {"QLinearConv", &Lowering::lower_QLinearConv},
+      {"QLinearMatMul", &Lowering::lower_QLinearMatMul},
       {"QuantizeLinear", &Lowering::lower_QuantizeLinear},
       {"Concat", &Lowering::lower_Concat},
       {"Constant", &Lowering::lower_Constant},
@@ -1723,7 +1806,8 @@ Graph Lowering::run() {
   for (const TensorId id : g_.inputs)
     if (is_integer(g_.tensor(id).dtype) && !g_.tensor(id).quant)
       fail(ExitCode::kUnsupported, path_, ": graph input '", g_.tensor(id).name, "' (", dtype_name(g_.tensor(id).dtype),
-           ") is read by no DequantizeLinear, which would give its scale and zero point");
+           ") is read by no DequantizeLinear, QLinearConv or QLinearMatMul, which would give its scale and "
+           "zero point");
   return std::move(g_);
 }
 

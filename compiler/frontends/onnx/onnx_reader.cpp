@@ -29,10 +29,10 @@ namespace {
 using onnx_frontend::kMaxOpset;
 using onnx_frontend::kMinOpset;
 
-// Quantized operators: refused as one group until aotc runs int8 (QuantizeLinear and
-// DequantizeLinear are read: the IR's quantize and dequantize, docs/int8.md).
-const std::set<std::string> kQuantizedOps = {"DynamicQuantizeLinear", "QLinearConv", "QLinearMatMul",
-                                             "ConvInteger", "MatMulInteger"};
+// Quantized operators aotc does not read, refused as one group (QuantizeLinear, DequantizeLinear,
+// QLinearConv and QLinearMatMul are read, docs/int8.md): int32 outputs (ConvInteger,
+// MatMulInteger) and scales computed at run time (DynamicQuantizeLinear).
+const std::set<std::string> kQuantizedOps = {"DynamicQuantizeLinear", "ConvInteger", "MatMulInteger"};
 
 // ONNX's messages span lines (they print the node); aotc's errors are one line.
 std::string one_line(const std::string& message) {
@@ -213,7 +213,7 @@ void check_output_types(const onnx::GraphProto& graph, const std::string& path) 
 }
 
 // The graph inputs the library takes at run time: float32 tensors, or int8 and uint8
-// ones that a DequantizeLinear reads (the lowering checks it). Checked before shape
+// ones that a DequantizeLinear, QLinearConv or QLinearMatMul reads (the lowering checks it). Checked before shape
 // inference, which has its own opinions of other types.
 void check_input_types(const onnx::GraphProto& graph, const std::string& path) {
   std::set<std::string> initializers;
@@ -260,7 +260,8 @@ void take_census(const onnx::GraphProto& graph, int opset, const std::string& pa
     size_t count = 0;
     for (const auto& [op, nodes] : quantized) count += nodes.size();
     fail(ExitCode::kUnsupported, path, ": quantized model: ", count, " quantized operators (", listing(quantized),
-         "); aotc compiles float models only for now");
+         ") aotc does not read; it reads QDQ models (QuantizeLinear, DequantizeLinear), QLinearConv and "
+         "QLinearMatMul");
   }
   if (!unsupported.empty())
     fail(ExitCode::kUnsupported, path, ": unsupported operators at opset ", opset, ": ", listing(unsupported),
