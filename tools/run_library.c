@@ -1,5 +1,6 @@
 /* Runs a model library compiled by aotc on raw float32 input files and writes
- * its outputs, concatenated, to one raw float32 file:
+ * its outputs, concatenated, to one raw float32 file (an int8 or uint8 input's file holds
+ * its integers as float32 values; an integer output is written as float32 values too):
  *
  *   run_library OUTPUT.bin INPUT0.bin [INPUT1.bin ...]
  *
@@ -16,6 +17,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "aotc_model.h"
 
@@ -28,6 +30,17 @@ static float* read_floats(const char* path, int64_t count) {
   }
   fclose(f);
   return data;
+}
+
+static size_t element_bytes(aotc_dtype dtype) { return dtype == AOTC_FLOAT32 ? 4 : 1; }
+
+/* `values` (integers of the dtype, for an integer input) as elements of `dtype`. */
+static const void* to_dtype(float* values, int64_t count, aotc_dtype dtype) {
+  if (dtype == AOTC_FLOAT32) return values;
+  uint8_t* bytes = malloc((size_t)count);
+  for (int64_t k = 0; k < count; ++k)
+    bytes[k] = dtype == AOTC_INT8 ? (uint8_t)(int8_t)values[k] : (uint8_t)values[k];
+  return bytes;
 }
 
 #ifdef AOTC_EXTERNAL_WEIGHTS
@@ -69,30 +82,46 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: %s OUTPUT.bin INPUT.bin x %d\n", program, (int)NUM_INPUTS);
     return 2;
   }
-  const float* inputs[NUM_INPUTS];
-  float* outputs[NUM_OUTPUTS];
-  for (size_t i = 0; i < NUM_INPUTS; ++i)
-    inputs[i] = read_floats(argv[2 + i], AOTC_FN(AOTC_MODEL, _inputs)[i].elements);
+  const void* inputs[NUM_INPUTS];
+  void* outputs[NUM_OUTPUTS];
+  aotc_dtype input_dtypes[NUM_INPUTS], output_dtypes[NUM_OUTPUTS];
+  for (size_t i = 0; i < NUM_INPUTS; ++i) {
+    const aotc_tensor_info* info = &AOTC_FN(AOTC_MODEL, _inputs)[i];
+    input_dtypes[i] = info->dtype;
+    inputs[i] = to_dtype(read_floats(argv[2 + i], info->elements), info->elements, info->dtype);
+  }
   for (size_t i = 0; i < NUM_OUTPUTS; ++i) {
-    const size_t count = (size_t)AOTC_FN(AOTC_MODEL, _outputs)[i].elements;
-    outputs[i] = malloc(count * sizeof(float));
-    for (size_t k = 0; k < count; ++k) outputs[i][k] = NAN;
+    const aotc_tensor_info* info = &AOTC_FN(AOTC_MODEL, _outputs)[i];
+    output_dtypes[i] = info->dtype;
+    outputs[i] = malloc((size_t)info->elements * element_bytes(info->dtype));
+    if (info->dtype == AOTC_FLOAT32)
+      for (int64_t k = 0; k < info->elements; ++k) ((float*)outputs[i])[k] = NAN;
+    else  /* 0x5a: some value; an integer output's elements cannot all be checked by a sentinel */
+      memset(outputs[i], 0x5a, (size_t)info->elements);
   }
   const size_t bytes = AOTC_FN(AOTC_MODEL, _arena_bytes)();
   /* aligned_alloc wants a multiple of the alignment, and at least one block. */
   void* arena = aligned_alloc(AOTC_ARENA_ALIGNMENT, (bytes / AOTC_ARENA_ALIGNMENT + 1) * AOTC_ARENA_ALIGNMENT);
 #ifdef AOTC_EXTERNAL_WEIGHTS
-  const int status = AOTC_FN(AOTC_MODEL, _run_with_weights)(weights, weights_bytes, arena, bytes, inputs, outputs);
+  const int status = AOTC_FN(AOTC_MODEL, _run_typed_with_weights)(weights, weights_bytes, arena, bytes, input_dtypes,
+                                                                   inputs, output_dtypes, outputs);
 #else
-  const int status = AOTC_FN(AOTC_MODEL, _run)(arena, bytes, inputs, outputs);
+  const int status = AOTC_FN(AOTC_MODEL, _run_typed)(arena, bytes, input_dtypes, inputs, output_dtypes, outputs);
 #endif
   if (status != AOTC_OK) {
     fprintf(stderr, "run failed: %s\n", aotc_status_message(status));
     return 1;
   }
   FILE* out = fopen(argv[1], "wb");
-  for (size_t i = 0; i < NUM_OUTPUTS; ++i)
-    fwrite(outputs[i], sizeof(float), (size_t)AOTC_FN(AOTC_MODEL, _outputs)[i].elements, out);
+  for (size_t i = 0; i < NUM_OUTPUTS; ++i) {
+    const aotc_tensor_info* info = &AOTC_FN(AOTC_MODEL, _outputs)[i];
+    for (int64_t k = 0; k < info->elements; ++k) {
+      const float v = info->dtype == AOTC_FLOAT32 ? ((const float*)outputs[i])[k]
+                      : info->dtype == AOTC_INT8  ? (float)((const int8_t*)outputs[i])[k]
+                                                  : (float)((const uint8_t*)outputs[i])[k];
+      fwrite(&v, sizeof v, 1, out);
+    }
+  }
   if (out == NULL || fclose(out) != 0) {
     fprintf(stderr, "%s: cannot write\n", argv[1]);
     return 2;

@@ -15,17 +15,19 @@ void require_float_graph(const Graph& g, bool integer_kernels) {
     if (quantized && !integer_kernels)
       integer.push_back(detail::concat("node '", node.name, "' (", op_name(node.op), ")"));
   }
+  // A library's header states one scale and zero point per integer input and output.
   for (const std::vector<TensorId>* ends : {&g.inputs, &g.outputs})
     for (TensorId id : *ends)
-      if (is_integer(g.tensor(id).dtype))
-        integer.push_back(detail::concat(ends == &g.inputs ? "input '" : "output '", g.tensor(id).name, "' (",
-                                         dtype_name(g.tensor(id).dtype), ")"));
+      if (const Tensor& t = g.tensor(id); is_integer(t.dtype) && (!integer_kernels || t.quant->axis >= 0))
+        integer.push_back(detail::concat(ends == &g.inputs ? "input '" : "output '", t.name, "' (",
+                                         dtype_name(t.dtype), t.quant->axis >= 0 ? " per channel" : "", ")"));
   if (integer.empty()) return;
   std::string listed;
   for (size_t i = 0; i < integer.size() && i < 8; ++i) listed += (i ? ", " : "") + integer[i];
   if (integer.size() > 8) listed += detail::concat(" and ", integer.size() - 8, " more");
   fail(ExitCode::kUnsupported,
-       integer_kernels ? "a library's inputs and outputs are float32 (--emit=run evaluates integer ones): "
+       integer_kernels ? "a library's integer inputs and outputs are quantized per tensor (--emit=run evaluates "
+                         "others): "
                        : "no kernels for integer tensors on this target (--emit=run evaluates them): ",
        listed);
 }

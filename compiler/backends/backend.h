@@ -32,9 +32,10 @@ struct BackendOptions {
   std::string gpu_backends = "auto";
 };
 
-// Throws UserError(kUnsupported) listing the integer graph inputs and outputs of `g` (a
-// library's entry points take float32 tensors) and, unless `integer_kernels` (the Halide
-// CPU backend's), its quantized nodes (`--emit=run` evaluates such graphs).
+// Throws UserError(kUnsupported) listing, with `integer_kernels` (the Halide CPU backend's),
+// the graph inputs and outputs quantized per channel (a library's header states one scale
+// and zero point each); without, every quantized node and integer input and output
+// (`--emit=run` evaluates such graphs).
 void require_float_graph(const Graph& g, bool integer_kernels);
 
 // compile_halide_objects' objects as library members: the kernels, then the

@@ -22,7 +22,15 @@ std::vector<size_t> outputs_to_copy(const Graph& g) {
 
 std::vector<TensorInfo> tensor_infos(const Graph& g, const std::vector<TensorId>& ids) {
   std::vector<TensorInfo> infos;
-  for (TensorId id : ids) infos.push_back({g.tensor(id).name, g.tensor(id).shape});
+  for (TensorId id : ids) {
+    const Tensor& t = g.tensor(id);
+    TensorInfo info{t.name, t.shape, t.dtype};
+    if (t.quant) {  // per tensor: the backends refuse per-channel graph inputs and outputs
+      info.scale = t.quant->scale[0];
+      info.zero_point = t.quant->zero_point[0];
+    }
+    infos.push_back(std::move(info));
+  }
   return infos;
 }
 

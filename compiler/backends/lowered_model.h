@@ -81,6 +81,9 @@ struct PlanTotals {
 struct TensorInfo {
   std::string name;
   Shape shape;
+  DType dtype = DType::F32;
+  float scale = 0;  // an integer tensor's quantization (per tensor)
+  int64_t zero_point = 0;
 };
 
 struct LoweredModel {

@@ -10,6 +10,11 @@
 
 namespace aotc {
 
+// A graph input's or output's aotc_dtype ("AOTC_UINT8") and C element type ("uint8_t").
+const char* c_dtype(DType dtype);
+const char* c_element_type(DType dtype);
+// Whether every tensor is float32 (the model keeps its float entry points).
+bool all_float32(const std::vector<TensorInfo>& tensors);
 // "resnet18" -> "RESNET18": the macros' prefix.
 std::string upper(std::string s);
 // `text` with every `from` replaced by `to`.

@@ -302,7 +302,7 @@ AOTC_RT_WEAK void aotc_rt1_prepare_run(void) {
 
 AOTC_RT_WEAK int aotc_rt1_run_calls(aotc_context* context, const aotc_rt1_call* calls, int num_calls,
                                     const aotc_rt1_buffer* buffers, uint8_t* arena, const uint8_t* weights,
-                                    const float* const* inputs, float* const* outputs, halide_buffer_t* bound,
+                                    const void* const* inputs, void* const* outputs, halide_buffer_t* bound,
                                     halide_dimension_t* dims, void** args) {
   aotc_rt1_prepare_run();
   const int slot = aotc_rt1_register_run(context);
@@ -318,8 +318,8 @@ AOTC_RT_WEAK int aotc_rt1_run_calls(aotc_context* context, const aotc_rt1_call* 
       switch (ref.source) {
         case AOTC_RT1_ARENA: host = arena + ref.offset; break;
         case AOTC_RT1_WEIGHTS: host = const_cast<uint8_t*>(weights) + ref.offset; break;
-        case AOTC_RT1_INPUT: host = reinterpret_cast<uint8_t*>(const_cast<float*>(inputs[ref.offset])); break;
-        case AOTC_RT1_OUTPUT: host = reinterpret_cast<uint8_t*>(outputs[ref.offset]); break;
+        case AOTC_RT1_INPUT: host = static_cast<uint8_t*>(const_cast<void*>(inputs[ref.offset])); break;
+        case AOTC_RT1_OUTPUT: host = static_cast<uint8_t*>(outputs[ref.offset]); break;
       }
       halide_buffer_t& b = bound[a];
       b = halide_buffer_t();

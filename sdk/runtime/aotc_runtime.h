@@ -52,7 +52,7 @@ struct aotc_rt1_call {
 // Returns AOTC_OK or AOTC_ERROR_KERNEL_FAILED.
 int aotc_rt1_run_calls(aotc_context* context, const aotc_rt1_call* calls, int num_calls,
                        const aotc_rt1_buffer* buffers, uint8_t* arena, const uint8_t* weights,
-                       const float* const* inputs, float* const* outputs, halide_buffer_t* bound,
+                       const void* const* inputs, void* const* outputs, halide_buffer_t* bound,
                        halide_dimension_t* dims, void** args);
 
 // Threads taking part in parallel loops, the caller included (0: one per core).

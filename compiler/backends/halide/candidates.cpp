@@ -80,7 +80,9 @@ std::string node_description(const Graph& g, const Node& node) {
   // tensor's shape is all (so float descriptions, the caches' keys, stay as they were).
   const auto tensor_text = [&g](TensorId id) {
     const Tensor& t = g.tensor(id);
-    return shape_text(t.shape) + (is_integer(t.dtype) ? " " + type_text(t) : "");
+    std::string text = shape_text(t.shape);
+    if (is_integer(t.dtype)) text.append(" ").append(type_text(t));
+    return text;
   };
   os << op_signature(node);
   for (size_t i = 0; i < node.inputs.size(); ++i) os << (i ? ", " : " (") << tensor_text(node.inputs[i]);

@@ -7,12 +7,40 @@
 #include "support/names.h"
 
 namespace aotc {
+namespace {
+
+// Model::run with one argument per input and output, each a pointer to its element type
+// (const for inputs), over the typed C entry point `call` ("FN_run_typed_with_context(...").
+std::string typed_run(const LoweredModel& model, const std::string& call) {
+  std::ostringstream os;
+  os << "\n  // Each input and output as a pointer to its element type (kInputs[i].dtype, kOutputs[i].dtype).\n"
+     << "  aotc::Status run(";
+  for (size_t i = 0; i < model.inputs.size(); ++i)
+    os << (i ? ", " : "") << "const " << c_element_type(model.inputs[i].dtype) << "* input" << i;
+  for (size_t i = 0; i < model.outputs.size(); ++i)
+    os << ", " << c_element_type(model.outputs[i].dtype) << "* output" << i;
+  os << ") noexcept {\n    const void* inputs[" << model.inputs.size() << "] = {";
+  for (size_t i = 0; i < model.inputs.size(); ++i) os << (i ? ", " : "") << "input" << i;
+  os << "};\n    void* outputs[" << model.outputs.size() << "] = {";
+  for (size_t i = 0; i < model.outputs.size(); ++i) os << (i ? ", " : "") << "output" << i;
+  os << "};\n    const aotc_dtype input_dtypes[" << model.inputs.size() << "] = {";
+  for (size_t i = 0; i < model.inputs.size(); ++i) os << (i ? ", " : "") << c_dtype(model.inputs[i].dtype);
+  os << "};\n    const aotc_dtype output_dtypes[" << model.outputs.size() << "] = {";
+  for (size_t i = 0; i < model.outputs.size(); ++i) os << (i ? ", " : "") << c_dtype(model.outputs[i].dtype);
+  os << "};\n    return static_cast<aotc::Status>(" << call << "input_dtypes, inputs, output_dtypes, outputs));\n  }\n";
+  return os.str();
+}
+
+}  // namespace
 
 std::string model_header(const LoweredModel& model, const std::string& producer, bool external_weights) {
   const std::string id = c_identifier(model.name);
   const std::string ID = upper(id);
   const std::string fn = "aotc_" + id;
-  const std::string run_declarations = external_weights ? R"(/* External weights (aotc --weights=external): the file <name>.weights beside the
+  const bool all_float = all_float32(model.inputs) && all_float32(model.outputs);
+  std::string run_declarations;
+  if (external_weights) {
+    run_declarations = R"(/* External weights (aotc --weights=external): the file <name>.weights beside the
  * library, passed to every run as a 64-byte aligned image of the whole file (mmap it
  * read-only, or read it into an aligned buffer); a run never writes it. */
 /* Bytes of the weights file (header and payload). */
@@ -21,21 +49,48 @@ size_t FN_weights_bytes(void);
  * model, sizes) and the payload's CRC-32, which reads every byte. Returns AOTC_OK or
  * the AOTC_ERROR_*WEIGHTS* status that says what is wrong. */
 int FN_check_weights(const void* weights, size_t weights_bytes);
-/* Runs the model. Checks the weights' header and size only, not the checksum (too slow
- * for every run): call FN_check_weights once at load. Returns 0 (AOTC_OK) or an
+/* Runs the model on tensors of the element types input_dtypes[i] and output_dtypes[i]
+ * state (AOTC_ERROR_WRONG_DTYPE unless they are FN_inputs[i].dtype and
+ * FN_outputs[i].dtype). Checks the weights' header and size only, not the checksum (too
+ * slow for every run): call FN_check_weights once at load. Returns 0 (AOTC_OK) or an
  * aotc_status (aotc/aotc.h). */
+int FN_run_typed_with_weights(const void* weights, size_t weights_bytes, void* arena, size_t arena_bytes,
+    const aotc_dtype* input_dtypes, const void* const* inputs, const aotc_dtype* output_dtypes,
+    void* const* outputs);
+/* The same, with a context for per-layer timing and the message of a kernel failure. */
+int FN_run_typed_with_weights_and_context(aotc_context* context, const void* weights, size_t weights_bytes,
+    void* arena, size_t arena_bytes, const aotc_dtype* input_dtypes, const void* const* inputs,
+    const aotc_dtype* output_dtypes, void* const* outputs);
+)";
+    if (all_float)
+      run_declarations += R"(/* The same for this model's float32 inputs and outputs. */
 int FN_run_with_weights(const void* weights, size_t weights_bytes, void* arena, size_t arena_bytes,
     const float* const* inputs, float* const* outputs);
-/* The same, with a context for per-layer timing and the message of a kernel failure. */
 int FN_run_with_weights_and_context(aotc_context* context, const void* weights, size_t weights_bytes,
     void* arena, size_t arena_bytes, const float* const* inputs, float* const* outputs);
-)" : R"(/* Runs the model. Returns 0 (AOTC_OK) or an aotc_status (aotc/aotc.h). */
-int FN_run(void* arena, size_t arena_bytes, const float* const* inputs, float* const* outputs);
+)";
+  } else {
+    run_declarations = R"(/* Runs the model on tensors of the element types input_dtypes[i] and output_dtypes[i]
+ * state (AOTC_ERROR_WRONG_DTYPE unless they are FN_inputs[i].dtype and
+ * FN_outputs[i].dtype). Returns 0 (AOTC_OK) or an aotc_status (aotc/aotc.h). */
+int FN_run_typed(void* arena, size_t arena_bytes, const aotc_dtype* input_dtypes, const void* const* inputs,
+    const aotc_dtype* output_dtypes, void* const* outputs);
 /* The same, with a context for per-layer timing and the message of a kernel failure. */
+int FN_run_typed_with_context(aotc_context* context, void* arena, size_t arena_bytes,
+    const aotc_dtype* input_dtypes, const void* const* inputs, const aotc_dtype* output_dtypes,
+    void* const* outputs);
+)";
+    if (all_float)
+      run_declarations += R"(/* The same for this model's float32 inputs and outputs. */
+int FN_run(void* arena, size_t arena_bytes, const float* const* inputs, float* const* outputs);
 int FN_run_with_context(aotc_context* context, void* arena, size_t arena_bytes,
     const float* const* inputs, float* const* outputs);
 )";
-  const std::string model_class = external_weights ? R"(// The model over caller-provided weights (an image of the .weights file, which must
+  }
+  const std::string typed_call = external_weights
+      ? "FN_run_typed_with_weights_and_context(&context_, weights_, weights_bytes_, arena_, arena_bytes_, "
+      : "FN_run_typed_with_context(&context_, arena_, arena_bytes_, ";
+  std::string model_class = external_weights ? R"(// The model over caller-provided weights (an image of the .weights file, which must
 // outlive the Model) and arena. Construction checks the arena and verifies the weights,
 // checksum included (status()); run() allocates nothing and returns a status, never throws.
 class Model {
@@ -48,12 +103,6 @@ class Model {
 
   // kOk, or why the arena or weights given to the constructor cannot be used.
   aotc::Status status() const noexcept { return status_; }
-
-  // inputs[i] / outputs[i] point to kInputs[i].elements / kOutputs[i].elements floats.
-  aotc::Status run(const float* const* inputs, float* const* outputs) noexcept {
-    return static_cast<aotc::Status>(
-        FN_run_with_weights_and_context(&context_, weights_, weights_bytes_, arena_, arena_bytes_, inputs, outputs));
-  }
 )" : R"(// The model over a caller-provided arena. Construction checks the arena
 // (status()); run() allocates nothing and returns a status, never throws.
 class Model {
@@ -64,17 +113,26 @@ class Model {
 
   // kOk, or why the arena given to the constructor cannot be used.
   aotc::Status status() const noexcept { return status_; }
-
+)";
+  if (all_float) {
+    model_class += R"(
   // inputs[i] / outputs[i] point to kInputs[i].elements / kOutputs[i].elements floats.
   aotc::Status run(const float* const* inputs, float* const* outputs) noexcept {
-    return static_cast<aotc::Status>(FN_run_with_context(&context_, arena_, arena_bytes_, inputs, outputs));
+    return static_cast<aotc::Status>()" +
+                   std::string(external_weights ? "FN_run_with_weights_and_context(&context_, weights_, weights_bytes_, "
+                                                  "arena_, arena_bytes_, inputs, outputs));\n"
+                                                : "FN_run_with_context(&context_, arena_, arena_bytes_, inputs, outputs));\n") +
+                   "  }\n";
   }
-)";
+  // One argument per input and output, each of its element type: another type does not compile.
+  if (!all_float || model.inputs.size() != 1 || model.outputs.size() != 1)
+    model_class += typed_run(model, typed_call);
   std::ostringstream os;
   os << "/* " << id << ".h: generated by " << producer << ". Do not edit.\n"
      << " *\n"
      << " * Link lib" << model.name << ".a (plus -lpthread -ldl -lm). Inputs and outputs are dense\n"
-     << " * row-major float32 in the shapes below (NCHW as exported), in this order.\n"
+     << " * row-major tensors of the element types and shapes below (NCHW as exported), in this\n"
+     << " * order; an int8 or uint8 one is quantized by its scale and zero point there.\n"
      << " */\n"
      << "#ifndef AOTC_MODEL_" << ID << "_H_\n"
      << "#define AOTC_MODEL_" << ID << "_H_\n\n"
@@ -97,7 +155,7 @@ class Model {
      << "inline constexpr size_t kArenaAlignment = AOTC_ARENA_ALIGNMENT;\n"
      << io_constants(fn, model.inputs.size(), model.outputs.size())
      << replace_all(model_class, "FN_", fn + "_");
-  if (model.inputs.size() == 1 && model.outputs.size() == 1) {
+  if (all_float && model.inputs.size() == 1 && model.outputs.size() == 1) {
     os << "\n  aotc::Status run(const float* input, float* output) noexcept {\n"
        << "    const float* inputs[1] = {input};\n"
        << "    float* outputs[1] = {output};\n"

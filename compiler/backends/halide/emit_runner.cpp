@@ -12,6 +12,7 @@
 #define AOTC_SDK_C_ONLY  // aotc::TensorInfo is the compiler's own
 #include "aotc/aotc.h"
 #include "backends/halide/halide_library.h"
+#include "package/header_parts.h"
 #include "package/weights_file.h"
 #include "support/names.h"
 
@@ -41,6 +42,13 @@ std::string runtime_type(DType dtype) {
     case DType::I32: return "halide_type_int * 256 + 32";
   }
   return "halide_type_float * 256 + 32";
+}
+
+// "AOTC_FLOAT32, AOTC_UINT8": the aotc_dtype of each tensor.
+std::string dtype_list(const std::vector<TensorInfo>& tensors) {
+  std::string list;
+  for (const TensorInfo& t : tensors) list += (list.empty() ? "" : ", ") + std::string(c_dtype(t.dtype));
+  return list;
 }
 
 // The runtime's aotc_rt1_source of a buffer, and its offset or index.
@@ -106,9 +114,20 @@ std::string runner_source(const LoweredModel& model, bool external_weights) {
   }
   if (model.calls.empty()) os << "    {\"\", nullptr, 0, 0},\n";
   os << "};\n\n"
+     << "// The element types of the inputs and outputs, which a typed run checks.\n"
+     << "const aotc_dtype input_dtypes[] = {" << dtype_list(model.inputs) << "};\n"
+     << "const aotc_dtype output_dtypes[] = {" << dtype_list(model.outputs) << "};\n\n"
+     << "int check_dtypes(const aotc_dtype* inputs, const aotc_dtype* outputs) {\n"
+     << "  if (inputs == nullptr || outputs == nullptr) return AOTC_ERROR_INVALID_ARGUMENT;\n"
+     << "  for (int i = 0; i < " << model.inputs.size() << "; ++i)\n"
+     << "    if (inputs[i] != input_dtypes[i]) return AOTC_ERROR_WRONG_DTYPE;\n"
+     << "  for (int i = 0; i < " << model.outputs.size() << "; ++i)\n"
+     << "    if (outputs[i] != output_dtypes[i]) return AOTC_ERROR_WRONG_DTYPE;\n"
+     << "  return AOTC_OK;\n"
+     << "}\n\n"
      << "// The run over the weights blob `weights` (embedded, or the payload of a weights file).\n"
      << "int run_model(aotc_context* context, const uint8_t* weights, void* arena, size_t arena_bytes,\n"
-     << "    const float* const* inputs, float* const* outputs) {\n"
+     << "    const void* const* inputs, void* const* outputs) {\n"
      << "  const aotc_status arena_status = aotc_check_arena(arena, arena_bytes, " << model.arena_bytes << ");\n"
      << "  if (arena_status != AOTC_OK) return arena_status;\n"
      << "  if (context == nullptr || inputs == nullptr || outputs == nullptr) return AOTC_ERROR_NULL_TENSOR;\n";
@@ -133,34 +152,66 @@ std::string runner_source(const LoweredModel& model, bool external_weights) {
      << "}\n\n";
   // A reused context holds the last failure's message: each run clears it first.
   const std::string clear_error = "  if (context != nullptr) context->error[0] = '\\0';\n";
+  // The typed entry points check the element types, then run; a model whose inputs and
+  // outputs are all float32 also has the float ones.
+  const std::string typed_parameters = "const aotc_dtype* input_dtypes, const void* const* inputs,\n"
+                                       "    const aotc_dtype* output_dtypes, void* const* outputs";
+  const std::string check = "  const int dtypes = check_dtypes(input_dtypes, output_dtypes);\n"
+                            "  if (dtypes != AOTC_OK) return dtypes;\n";
+  const std::string float_arguments = "input_dtypes, reinterpret_cast<const void* const*>(inputs), output_dtypes,\n"
+                                      "      reinterpret_cast<void* const*>(outputs)";
+  const bool all_float = all_float32(model.inputs) && all_float32(model.outputs);
   if (external_weights) {
     const WeightsIdentity id = weights_identity(model);
     const std::string identity = weights_identity_arguments(id);
     os << weights_entry_points(fn, id)
-       << "int " << fn << "_run_with_weights_and_context(aotc_context* context, const void* weights, size_t weights_bytes,\n"
-       << "    void* arena, size_t arena_bytes, const float* const* inputs, float* const* outputs) {\n"
-       << clear_error
+       << "int " << fn << "_run_typed_with_weights_and_context(aotc_context* context, const void* weights,\n"
+       << "    size_t weights_bytes, void* arena, size_t arena_bytes, " << typed_parameters << ") {\n"
+       << clear_error << check
        << "  const int status = aotc_rt1_check_weights_header(weights, weights_bytes, " << identity << ");\n"
        << "  if (status != AOTC_OK) return status;\n"
        << "  return run_model(context, static_cast<const uint8_t*>(weights) + sizeof(aotc_weights_header), arena,\n"
        << "                   arena_bytes, inputs, outputs);\n"
        << "}\n\n"
-       << "int " << fn << "_run_with_weights(const void* weights, size_t weights_bytes, void* arena, size_t arena_bytes,\n"
-       << "    const float* const* inputs, float* const* outputs) {\n"
+       << "int " << fn << "_run_typed_with_weights(const void* weights, size_t weights_bytes, void* arena,\n"
+       << "    size_t arena_bytes, " << typed_parameters << ") {\n"
        << "  aotc_context context = {};\n"
-       << "  return " << fn << "_run_with_weights_and_context(&context, weights, weights_bytes, arena, arena_bytes, inputs,\n"
-       << "                                             outputs);\n"
+       << "  return " << fn << "_run_typed_with_weights_and_context(&context, weights, weights_bytes, arena, arena_bytes,\n"
+       << "                                                   input_dtypes, inputs, output_dtypes, outputs);\n"
        << "}\n\n";
+    if (all_float)
+      os << "int " << fn << "_run_with_weights_and_context(aotc_context* context, const void* weights, size_t weights_bytes,\n"
+         << "    void* arena, size_t arena_bytes, const float* const* inputs, float* const* outputs) {\n"
+         << "  return " << fn << "_run_typed_with_weights_and_context(context, weights, weights_bytes, arena, arena_bytes,\n"
+         << "      " << float_arguments << ");\n"
+         << "}\n\n"
+         << "int " << fn << "_run_with_weights(const void* weights, size_t weights_bytes, void* arena, size_t arena_bytes,\n"
+         << "    const float* const* inputs, float* const* outputs) {\n"
+         << "  aotc_context context = {};\n"
+         << "  return " << fn << "_run_with_weights_and_context(&context, weights, weights_bytes, arena, arena_bytes, inputs,\n"
+         << "                                             outputs);\n"
+         << "}\n\n";
   } else {
-    os << "int " << fn << "_run_with_context(aotc_context* context, void* arena, size_t arena_bytes,\n"
-       << "    const float* const* inputs, float* const* outputs) {\n"
-       << clear_error
+    os << "int " << fn << "_run_typed_with_context(aotc_context* context, void* arena, size_t arena_bytes,\n"
+       << "    " << typed_parameters << ") {\n"
+       << clear_error << check
        << "  return run_model(context, " << fn << "_weights, arena, arena_bytes, inputs, outputs);\n"
        << "}\n\n"
-       << "int " << fn << "_run(void* arena, size_t arena_bytes, const float* const* inputs, float* const* outputs) {\n"
+       << "int " << fn << "_run_typed(void* arena, size_t arena_bytes, " << typed_parameters << ") {\n"
        << "  aotc_context context = {};\n"
-       << "  return " << fn << "_run_with_context(&context, arena, arena_bytes, inputs, outputs);\n"
+       << "  return " << fn << "_run_typed_with_context(&context, arena, arena_bytes, input_dtypes, inputs, output_dtypes,\n"
+       << "                                         outputs);\n"
        << "}\n\n";
+    if (all_float)
+      os << "int " << fn << "_run_with_context(aotc_context* context, void* arena, size_t arena_bytes,\n"
+         << "    const float* const* inputs, float* const* outputs) {\n"
+         << "  return " << fn << "_run_typed_with_context(context, arena, arena_bytes,\n"
+         << "      " << float_arguments << ");\n"
+         << "}\n\n"
+         << "int " << fn << "_run(void* arena, size_t arena_bytes, const float* const* inputs, float* const* outputs) {\n"
+         << "  aotc_context context = {};\n"
+         << "  return " << fn << "_run_with_context(&context, arena, arena_bytes, inputs, outputs);\n"
+         << "}\n\n";
   }
   os << "}  // extern \"C\"\n";
   return os.str();

@@ -58,7 +58,10 @@ typedef enum aotc_status {
   AOTC_ERROR_WEIGHTS_CORRUPTED = 13,
   /* A device tensor given to a GPU library's run_device is not aligned to
    * AOTC_DEVICE_TENSOR_ALIGNMENT. */
-  AOTC_ERROR_MISALIGNED_TENSOR = 14
+  AOTC_ERROR_MISALIGNED_TENSOR = 14,
+  /* A typed run (<model>_run_typed) was given an input or output of another element
+   * type than the model's (<model>_inputs[i].dtype, <model>_outputs[i].dtype). */
+  AOTC_ERROR_WRONG_DTYPE = 15
 } aotc_status;
 
 static inline const char* aotc_status_message(int status) {
@@ -79,6 +82,7 @@ static inline const char* aotc_status_message(int status) {
     case AOTC_ERROR_WEIGHTS_CORRUPTED: return "the weights are not an aotc weights file or fail their checksum";
     case AOTC_ERROR_MISALIGNED_TENSOR:
       return "a device tensor is not aligned to AOTC_DEVICE_TENSOR_ALIGNMENT (16) bytes";
+    case AOTC_ERROR_WRONG_DTYPE: return "an input or output has another element type than the model's";
     default: return "unknown aotc status";
   }
 }
@@ -98,18 +102,24 @@ typedef struct aotc_context {
   char error[256];
 } aotc_context;
 
-/* Element types of model inputs and outputs. */
+/* Element types of model inputs and outputs: float32, or int8 / uint8 quantized per tensor
+ * (real = scale * (q - zero_point)). Stable numbers: part of the C ABI. */
 typedef enum aotc_dtype {
-  AOTC_FLOAT32 = 0
+  AOTC_FLOAT32 = 0,
+  AOTC_INT8 = 1,
+  AOTC_UINT8 = 2
 } aotc_dtype;
 
-/* A tensor's name, element type and shape, as constants in each model's header. */
+/* A tensor's name, element type, shape and (for AOTC_INT8, AOTC_UINT8) quantization, as
+ * constants in each model's header; scale 0 and zero_point 0 for float32. */
 typedef struct aotc_tensor_info {
   const char* name;
   aotc_dtype dtype;
   int rank;
   int64_t shape[8];
   int64_t elements;
+  float scale;
+  int32_t zero_point;
 } aotc_tensor_info;
 
 /* The file aotc --weights=external writes beside the library, <name>.weights: this
@@ -167,6 +177,7 @@ enum class Status : int {
   kWeightsWrongVersion = AOTC_ERROR_WEIGHTS_WRONG_VERSION,
   kWeightsCorrupted = AOTC_ERROR_WEIGHTS_CORRUPTED,
   kMisalignedTensor = AOTC_ERROR_MISALIGNED_TENSOR,
+  kWrongDtype = AOTC_ERROR_WRONG_DTYPE,
 };
 
 inline const char* message(Status s) { return aotc_status_message(static_cast<int>(s)); }
