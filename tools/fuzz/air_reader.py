@@ -7,11 +7,12 @@ from pathlib import Path
 
 import graph_gen
 
+TYPE = r"(?P<dtype>f32|i8|u8|i32)\[(?P<shape>[^\]]*)\](?P<quant>\{[^}]*\})?"
 NODE = re.compile(r"^%(?P<out>\S+) = (?P<op>\w+)\((?P<ins>[^)]*)\)(?: (?P<attrs>\{[^}]*\}))?"
-                  r"(?: epilogue\[(?P<epi>.*)\])?: f32\[(?P<shape>[^\]]*)\]$")
-CONST = re.compile(r"^const %(?P<name>\S+): f32\[(?P<shape>[^\]]*)\] = "
+                  r"(?: epilogue\[(?P<epi>.*)\])?: " + TYPE + "$")
+CONST = re.compile(r"^const %(?P<name>\S+): " + TYPE + " = "
                    r"(?:(?P<fn>random|splat)\((?P<arg>[^)]+)\)|\[(?P<values>.*)\])$")
-INPUT = re.compile(r"^input %(?P<name>\S+): f32\[(?P<shape>[^\]]*)\]$")
+INPUT = re.compile(r"^input %(?P<name>\S+): " + TYPE + "$")
 
 
 def shape_of(text):
@@ -56,14 +57,15 @@ def read(path):
         if line.startswith("graph "):
             graph = graph_gen.Graph(line.split()[1])
         elif m := INPUT.match(line):
-            graph.inputs.append(graph.add(graph_gen.Tensor(m["name"], shape_of(m["shape"]))))
+            graph.inputs.append(graph.add(graph_gen.Tensor(m["name"], shape_of(m["shape"]), None, m["dtype"],
+                                                           m["quant"] or "")))
         elif m := CONST.match(line):
             values = (m["fn"], m["arg"]) if m["fn"] else [float(v) for v in m["values"].split(",")]
-            graph.add(graph_gen.Tensor(m["name"], shape_of(m["shape"]), values))
+            graph.add(graph_gen.Tensor(m["name"], shape_of(m["shape"]), values, m["dtype"], m["quant"] or ""))
         elif line.startswith("output %"):
             graph.outputs.append(line[len("output %"):])
         elif m := NODE.match(line):
-            graph.add(graph_gen.Tensor(m["out"], shape_of(m["shape"])))
+            graph.add(graph_gen.Tensor(m["out"], shape_of(m["shape"]), None, m["dtype"], m["quant"] or ""))
             epilogue = [post_op(p) for p in split_top_level(m["epi"])] if m["epi"] else []
             graph.nodes.append(graph_gen.Node(m["op"], names(m["ins"]), m["out"], m["attrs"] or "", epilogue))
         else:

@@ -14,20 +14,30 @@ The graph model (Graph, Node, Tensor) is also what the shrinker edits.
 import math
 import random
 
+import numpy as np
+
 # ---- The graph model ------------------------------------------------------------
 
 
 class Tensor:
-    """A graph input, a constant (values: a list, or `random(seed[, scale])`) or a node's result."""
+    """A graph input, a constant (values: a list, or `random(seed[, scale])`) or a node's result;
+    f32, or quantized: `dtype` "i8"/"u8"/"i32" with its quantization block `quant`
+    ("{scale=[0.5], zero_point=[3]}", or "{axis=1, ...}" per channel)."""
 
-    def __init__(self, name, shape, values=None):
+    def __init__(self, name, shape, values=None, dtype="f32", quant=""):
         self.name = name
         self.shape = list(shape)
         self.values = values  # None: input or computed; a list of floats, or ("random", "seed[, scale]"), ("splat", v)
+        self.dtype = dtype
+        self.quant = quant
 
     @property
     def is_constant(self):
         return self.values is not None
+
+    @property
+    def type_text(self):
+        return f"{self.dtype}[" + ",".join(str(d) for d in self.shape) + "]" + self.quant
 
 
 class Node:
@@ -58,10 +68,10 @@ class Graph:
         """The .air text; constants first, then nodes in order, then outputs."""
         lines = [f"graph {self.name} {{"]
         for name in self.inputs:
-            lines.append(f"  input %{name}: {type_text(self.shape(name))}")
+            lines.append(f"  input %{name}: {self.tensors[name].type_text}")
         for t in self.tensors.values():
             if t.is_constant and self.is_used(t.name):
-                lines.append(f"  const %{t.name}: {type_text(t.shape)} = {values_text(t.values)}")
+                lines.append(f"  const %{t.name}: {t.type_text} = {values_text(t.values)}")
         for n in self.nodes:
             operands = ", ".join(f"%{i}" for i in n.inputs)
             line = f"  %{n.output} = {n.op}({operands})"
@@ -72,7 +82,7 @@ class Graph:
                 for text, operands in n.epilogue:
                     posts.append(text + (f"({', '.join('%' + o for o in operands)})" if operands else ""))
                 line += " epilogue[" + ", ".join(posts) + "]"
-            lines.append(line + f": {type_text(self.shape(n.output))}")
+            lines.append(line + f": {self.tensors[n.output].type_text}")
         for name in self.outputs:
             lines.append(f"  output %{name}")
         lines.append("}")
@@ -98,16 +108,12 @@ class Graph:
 
     def copy(self):
         g = Graph(self.name)
-        g.tensors = {k: Tensor(t.name, t.shape, t.values) for k, t in self.tensors.items()}
+        g.tensors = {k: Tensor(t.name, t.shape, t.values, t.dtype, t.quant) for k, t in self.tensors.items()}
         g.inputs = list(self.inputs)
         g.nodes = [Node(n.op, n.inputs, n.output, n.attrs, [(t, list(o)) for t, o in n.epilogue])
                    for n in self.nodes]
         g.outputs = list(self.outputs)
         return g
-
-
-def type_text(shape):
-    return "f32[" + ",".join(str(d) for d in shape) + "]"
 
 
 def values_text(values):
@@ -149,6 +155,10 @@ class Generator:
         self.g = Graph(name)
         self.prefix = name + "_"  # tensor names stay unique when graphs are merged
         self.pool = []          # names of tensors an op may read
+        # f32 tensors whose values both the library and the reference evaluator hold exactly
+        # (graph inputs, dequantized integers): only these are quantized, so that a quantize
+        # never rounds two slightly different floats differently (integer ops are exact).
+        self.exact = set()
         self.next_id = 0
         self.next_constant_seed = self.rng.randrange(1, 2**31)
 
@@ -181,19 +191,22 @@ class Generator:
         name = self.g.add(Tensor(self.fresh("x"), shape))
         self.g.inputs.append(name)
         self.pool.append(name)
+        self.exact.add(name)
         return name
 
-    def emit(self, op, inputs, shape, attrs="", epilogue=None, into_pool=True):
+    def emit(self, op, inputs, shape, attrs="", epilogue=None, into_pool=True, dtype="f32", quant=""):
         assert all(d >= 1 for d in shape), (op, shape)
-        name = self.g.add(Tensor(self.fresh(), shape))
+        name = self.g.add(Tensor(self.fresh(), shape, dtype=dtype, quant=quant))
         self.g.nodes.append(Node(op, inputs, name, attrs, epilogue))
         if into_pool:
             self.pool.append(name)
         return name
 
-    def pick(self, accept=lambda s: True):
-        """A tensor from the pool whose shape `accept`s, recent ones more likely; or None."""
-        candidates = [t for t in self.pool if accept(self.g.shape(t))]
+    def pick(self, accept=lambda s: True, integer=False, tensor=lambda t: True):
+        """A tensor from the pool whose shape `accept`s (f32, or with `integer` i8/u8, and that
+        `tensor` accepts), recent ones more likely; or None."""
+        candidates = [t for t in self.pool if accept(self.g.shape(t)) and (self.g.tensors[t].dtype != "f32") == integer
+                      and tensor(self.g.tensors[t])]
         if not candidates:
             return None
         weights = [1 + 3 * (i >= len(candidates) - 3) for i in range(len(candidates))]
@@ -527,10 +540,113 @@ class Generator:
         out = [n, c // (block * block), h * block, w * block]
         return self.emit("depth_to_space", [x], out, f"{{block={block}}}", self.epilogue(out))
 
+    # -- quantized ops (docs/int8.md): quantize exact floats, integer ops, dequantize --
+
+    def quantization(self, dtype, channels=None):
+        """A quantization block: odd zero points at and inside the dtype's edges."""
+        zero_points = {"u8": [0, 1, 77, 128, 200, 255], "i8": [-128, -5, 0, 3, 127]}[dtype]
+        scales = [0.003, 0.01, 0.02, 0.05, 0.3, 1.5]
+        if channels is None:
+            return f"{{scale=[{self.choice(scales)}], zero_point=[{self.choice(zero_points)}]}}"
+        return (f"{{axis=1, scale=[{','.join(str(self.choice(scales)) for _ in range(channels))}], "
+                f"zero_point=[{','.join(str(self.choice(zero_points)) for _ in range(channels))}]}}")
+
+    def op_quantize(self, accept=lambda s: True, per_tensor=False):
+        x = self.pick(accept, tensor=lambda t: t.name in self.exact)
+        if x is None:
+            return None
+        shape = self.g.shape(x)
+        dtype = self.choice(["u8", "i8"])
+        per_channel = not per_tensor and len(shape) >= 2 and shape[1] <= 32 and self.rng.random() < 0.25
+        quant = self.quantization(dtype, shape[1] if per_channel else None)
+        return self.emit("quantize", [x], shape, f"{{dtype={dtype}, {quant[1:]}", dtype=dtype, quant=quant)
+
+    def op_dequantize(self):
+        q = self.pick(integer=True)
+        if q is None:
+            return None
+        name = self.emit("dequantize", [q], self.g.shape(q))
+        self.exact.add(name)
+        return name
+
+    @staticmethod
+    def scale_of(quant, channel=0):
+        scales = quant[quant.index("scale=[") + 7:].split("]")[0].split(",")
+        return float(scales[channel if len(scales) > 1 else 0])
+
+    def op_qconv2d(self):
+        x = self.pick(lambda s: len(s) == 4, integer=True, tensor=lambda t: "axis" not in t.quant)
+        if x is None:  # start a quantized chain
+            x = self.op_quantize(lambda s: len(s) == 4, per_tensor=True)
+        if x is None:
+            return None
+        n, c, h, w = self.g.shape(x)
+        groups = self.choice([1, 1, c] + [g for g in (2, 3) if c % g == 0])
+        o = groups * self.choice([1, 2, 3] if groups == c else [1, 2, 5, 8, 16])
+        kh, kw = self.choice([(1, 1), (3, 3), (3, 3), (2, 3), (5, 5)])
+        stride = [self.choice([1, 1, 2]), self.choice([1, 2, 3])]
+        dilation = [self.choice([1, 1, 2]), self.choice([1, 1, 2])]
+        pad = [self.choice([0, 1, (kh - 1) * dilation[0]]), self.choice([0, 1, 2]), self.choice([0, 1]),
+               self.choice([0, (kw - 1) * dilation[1]])]
+        oh = window_extent(h, kh, stride[0], pad[0], pad[2], dilation[0])
+        ow = window_extent(w, kw, stride[1], pad[1], pad[3], dilation[1])
+        if oh < 1 or ow < 1 or n * o * oh * ow > MAX_ELEMENTS:
+            return None
+        # Weights: i8 per tensor or per output channel, or u8 with per-channel zero points.
+        w_dtype = self.choice(["i8", "i8", "u8"])
+        per_channel = w_dtype == "u8" or self.rng.random() < 0.5
+        w_scales = [self.choice([0.001, 0.004, 0.02]) for _ in range(o if per_channel else 1)]
+        w_zeros = [self.choice([100, 128, 155]) if w_dtype == "u8" else 0 for _ in w_scales]
+        axis = "axis=0, " if per_channel else ""
+        self.next_constant_seed += 1
+        weight = self.g.add(Tensor(self.fresh("c"), [o, c // groups, kh, kw], ("random", self.next_constant_seed % 2**31),
+                                   w_dtype, f"{{{axis}scale={self.ints(w_scales)}, zero_point={self.ints(w_zeros)}}}"))
+        x_scale = self.scale_of(self.g.tensors[x].quant)
+        inputs = [x, weight]
+        if self.rng.random() < 0.7:  # an i32 bias at the accumulator's scale (float32 products, as the IR checks)
+            bias_scales = [f"{float(np.float32(x_scale) * np.float32(s)):.9g}" for s in w_scales]
+            bias = self.g.add(Tensor(self.fresh("c"), [o], [float(self.rng.randrange(-3000, 3000)) for _ in range(o)],
+                                     "i32", f"{{{axis}scale=[{','.join(bias_scales)}], zero_point={self.ints([0] * len(w_scales))}}}"))
+            inputs.append(bias)
+        # An output scale that spreads the sums over the type, some saturating.
+        taps = (c // groups) * kh * kw
+        y_dtype = self.choice(["u8", "i8"])
+        y_scale = float(f"{x_scale * w_scales[0] * math.sqrt(taps) * self.choice([20, 60, 200]):.4g}")
+        y_zero = self.choice({"u8": [0, 60, 128, 255], "i8": [-128, -3, 0, 100]}[y_dtype])
+        lo, hi = (0, 255) if y_dtype == "u8" else (-128, 127)
+        bounds = self.choice([(lo, hi), (lo, hi), (max(lo, y_zero), hi), (max(lo, y_zero - 20), min(hi, y_zero + 40))])
+        quant = f"{{scale=[{y_scale}], zero_point=[{y_zero}]}}"
+        attrs = (f"{{stride={self.ints(stride)}, pad={self.ints(pad)}, dilation={self.ints(dilation)}, groups={groups}, "
+                 f"dtype={y_dtype}, {quant[1:-1]}, min={bounds[0]}, max={bounds[1]}}}")
+        return self.emit("qconv2d", inputs, [n, o, oh, ow], attrs, dtype=y_dtype, quant=quant)
+
+    def op_qpool(self):
+        x = self.pick(lambda s: len(s) == 4 and s[2] >= 2 and s[3] >= 2, integer=True)
+        if x is None:
+            return None
+        n, c, h, w = self.g.shape(x)
+        k, st = self.choice([(2, 2), (3, 2), (3, 1)])
+        p = self.choice([0, k // 2])
+        oh, ow = window_extent(h, k, st, p, p, 1), window_extent(w, k, st, p, p, 1)
+        if oh < 1 or ow < 1:
+            return None
+        t = self.g.tensors[x]
+        return self.emit("max_pool2d", [x], [n, c, oh, ow], f"{{kernel=[{k},{k}], stride=[{st},{st}], pad={self.ints([p] * 4)}}}",
+                         dtype=t.dtype, quant=t.quant)
+
+    def op_qflatten(self):
+        x = self.pick(lambda s: len(s) >= 2, integer=True, tensor=lambda t: "axis" not in t.quant)
+        if x is None:
+            return None
+        shape, t = self.g.shape(x), self.g.tensors[x]
+        return self.emit("flatten", [x], [shape[0], num_elements(shape[1:])], "{start_dim=1, end_dim=-1}",
+                         dtype=t.dtype, quant=t.quant)
+
     OPS = {  # op generator -> weight
         "op_conv2d": 6, "op_winograd_conv2d": 4, "op_conv_transpose2d": 2, "op_batch_norm": 2, "op_affine": 1, "op_unary": 4,
         "op_prelu": 1, "op_binary": 3, "op_pool": 3, "op_linear": 1, "op_flatten": 1, "op_reshape": 1,
         "op_concat": 3, "op_softmax": 1, "op_pad": 2, "op_transpose": 2, "op_resize": 2, "op_depth_to_space": 1,
+        "op_quantize": 4, "op_dequantize": 3, "op_qconv2d": 8, "op_qpool": 2, "op_qflatten": 1,
     }
 
     # -- the graph --
@@ -572,8 +688,13 @@ class Generator:
         return self.g
 
     def choose_outputs(self):
-        computed = [n.output for n in self.g.nodes]
+        # A library's integer outputs are quantized per tensor.
+        computed = [n.output for n in self.g.nodes if "axis" not in self.g.tensors[n.output].quant]
         outputs = [computed[-1]] if computed else [self.g.inputs[0]]
+        # The last quantized result too, often: else a quantized chain off the main line is dead code.
+        quantized = [t for t in computed if self.g.tensors[t].dtype != "f32"]
+        if quantized and quantized[-1] not in outputs and self.rng.random() < 0.7:
+            outputs.append(quantized[-1])
         for _ in range(self.choice([0, 0, 1, 2])):
             kind = self.choice(["intermediate", "intermediate", "input", "duplicate", "constant", "folded"])
             if kind == "intermediate" and computed:
