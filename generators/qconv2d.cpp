@@ -9,8 +9,14 @@ using Halide::Expr;
 using Halide::Func;
 using Halide::Var;
 
-// Output channels per register tile (unrolled), each a vector of accumulators along the row.
+// Rows kernel (grouped, depthwise): output channels per register tile (unrolled), each a
+// vector of accumulators along the row.
 constexpr int64_t kChannelTile = 8;
+// Dense kernel: output channels per block, the lanes of one accumulator vector (one or
+// more native vectors; fixed, so that packed weights do not depend on the target).
+constexpr int kBlock = 16;
+// Dense kernel: input channel pairs staged per reduction chunk.
+constexpr int kPairChunk = 16;
 
 int64_t extent(int64_t in, int kernel, int stride, int pad_begin, int pad_end, int dilation) {
   const int64_t span = in + pad_begin + pad_end - int64_t{dilation} * (kernel - 1) - 1;
@@ -32,6 +38,13 @@ void check(const QConv2dSpec& s) {
   require(s.min <= s.max && s.min >= lowest && s.max <= lowest + 255, "qconv2d: saturation bounds outside the output type");
 }
 
+// clamp(round_half_to_even(float(acc) * multiplier) + out_zero, min, max) as out_type.
+Expr requantize(const QConv2dSpec& s, const Expr& acc, const Expr& multiplier) {
+  const Expr scaled = Halide::round(Halide::cast<float>(acc) * multiplier);  // ties to even
+  return Halide::cast(s.out_type, Halide::clamp(Halide::cast<int32_t>(scaled) + static_cast<int32_t>(s.out_zero),
+                                                static_cast<int32_t>(s.min), static_cast<int32_t>(s.max)));
+}
+
 }  // namespace
 
 Shape qconv2d_output_shape(const QConv2dSpec& s) {
@@ -43,21 +56,41 @@ Shape qconv2d_output_shape(const QConv2dSpec& s) {
 }
 
 PackedWeights pack_qconv2d_weights(const QConv2dSpec& s, const float* oihw, const std::vector<int64_t>& zero_points) {
-  PackedWeights p;
-  p.shape = {s.out_channels, s.input_shape[1] / s.groups, s.kernel[0], s.kernel[1]};
-  p.type = s.weight_type;
-  const int64_t per_channel = num_elements(p.shape) / s.out_channels;
-  p.data.resize(static_cast<size_t>(num_elements(p.shape)));
-  for (int64_t i = 0; i < num_elements(p.shape); ++i) {
-    const int64_t zero = zero_points.size() == 1 ? zero_points[0] : zero_points.at(static_cast<size_t>(i / per_channel));
-    p.data[static_cast<size_t>(i)] = oihw[i] - static_cast<float>(zero);
-    require(s.weight_type == Halide::Int(32) || (p.data[static_cast<size_t>(i)] >= -128 && p.data[static_cast<size_t>(i)] <= 127),
+  check(s);
+  const int64_t in_per_group = s.input_shape[1] / s.groups, taps = int64_t{s.kernel[0]} * s.kernel[1];
+  const auto shifted = [&](int64_t o, int64_t c, int64_t tap) {
+    const int64_t zero = zero_points.size() == 1 ? zero_points[0] : zero_points.at(static_cast<size_t>(o));
+    const float v = oihw[(o * in_per_group + c) * taps + tap] - static_cast<float>(zero);
+    require(s.weight_type == Halide::Int(32) || (v >= -128 && v <= 127),
             "qconv2d: weights with non-zero zero points need Int(32)");
+    return v;
+  };
+  PackedWeights p;
+  p.type = s.weight_type;
+  if (s.groups != 1) {
+    p.shape = {s.out_channels, in_per_group, s.kernel[0], s.kernel[1]};
+    for (int64_t o = 0; o < s.out_channels; ++o)
+      for (int64_t c = 0; c < in_per_group; ++c)
+        for (int64_t tap = 0; tap < taps; ++tap) p.data.push_back(shifted(o, c, tap));
+    return p;
   }
+  // [O/B, C/2, KH, KW, B, 2]: a pair of input channels of B output channels is one vector;
+  // the channels past O and C are zeros.
+  const int64_t blocks = (s.out_channels + kBlock - 1) / kBlock, pairs = (in_per_group + 1) / 2;
+  p.shape = {blocks, pairs, s.kernel[0], s.kernel[1], kBlock, 2};
+  p.data.assign(static_cast<size_t>(num_elements(p.shape)), 0.0f);
+  for (int64_t o = 0; o < s.out_channels; ++o)
+    for (int64_t c = 0; c < in_per_group; ++c)
+      for (int64_t tap = 0; tap < taps; ++tap)
+        p.data[static_cast<size_t>((((o / kBlock * pairs + c / 2) * taps + tap) * kBlock + o % kBlock) * 2 + c % 2)] =
+            shifted(o, c, tap);
   return p;
 }
 
-Kernel qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
+namespace {
+
+// Grouped and depthwise: output rows vectorised, int32 products.
+Kernel rows_qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
   const Shape out_shape = qconv2d_output_shape(s);
   const int64_t o_count = out_shape[1], oh = out_shape[2], ow = out_shape[3];
   const int64_t in_per_group = s.input_shape[1] / s.groups, out_per_group = s.out_channels / s.groups;
@@ -85,11 +118,8 @@ Kernel qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
   acc(x, y, o, n) += Halide::cast<int32_t>(shifted(x * s.stride[1] + r.x * s.dilation[1] - s.pad[1],
                                                    y * s.stride[0] + r.y * s.dilation[0] - s.pad[0], c, n)) *
                      Halide::cast<int32_t>(weights(r.x, r.y, r.z, o));
-  const Expr scaled = Halide::round(Halide::cast<float>(acc(x, y, o, n)) * multiplier(o));  // ties to even
   Func output("qconv2d");
-  output(x, y, o, n) = Halide::cast(
-      s.out_type, Halide::clamp(Halide::cast<int32_t>(scaled) + static_cast<int32_t>(s.out_zero),
-                                static_cast<int32_t>(s.min), static_cast<int32_t>(s.max)));
+  output(x, y, o, n) = requantize(s, acc(x, y, o, n), multiplier(o));
   constrain_output(output, out_shape);
 
   /* schedule */
@@ -111,6 +141,89 @@ Kernel qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
                     " channels per register tile, " + parallel;
   kernel.output = output;
   return kernel;
+}
+
+
+// Dense (groups 1): a GEMM-like register tile that broadcasts a pair of input channels of
+// one pixel (int16, zero point subtracted) against a vector of kBlock output channels'
+// weight pairs: each pair of products sums into one int32 lane (pmaddwd on x86). The pairs
+// of a chunk of input channels are staged per tile, padding as zeros.
+Kernel dense_qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
+  const Shape out_shape = qconv2d_output_shape(s);
+  const int64_t o_count = out_shape[1], oh = out_shape[2], ow = out_shape[3], c_count = s.input_shape[1];
+  const int pairs = static_cast<int>((c_count + 1) / 2), blocks = static_cast<int>((o_count + kBlock - 1) / kBlock);
+
+  Kernel kernel;
+  Halide::ImageParam input = dense_input("input", s.input_shape, s.input_type);
+  Halide::ImageParam weights = dense_input("weights", {blocks, pairs, s.kernel[0], s.kernel[1], kBlock, 2}, s.weight_type);
+  Halide::ImageParam bias = dense_input("bias", {o_count}, Halide::Int(32));
+  Halide::ImageParam multiplier = dense_input("multiplier", {o_count}, Halide::Float(32));
+  kernel.inputs = {input, weights, bias, multiplier};
+
+  /* algorithm */
+  Var i("i"), b("b"), x("x"), y("y"), c2("c2"), ob("ob"), o("o"), n("n");
+  const int h = static_cast<int>(s.input_shape[2]), w = static_cast<int>(s.input_shape[3]);
+  Func padded = Halide::BoundaryConditions::constant_exterior(
+      input, Halide::cast(s.input_type, static_cast<int>(s.in_zero)), {{0, w}, {0, h}, {0, static_cast<int>(c_count)}});
+  Func paired("paired");
+  paired(i, c2, x, y, n) = Halide::cast<int16_t>(padded(x, y, c2 * 2 + i, n)) - static_cast<int16_t>(s.in_zero);
+  Halide::RDom r(0, 2, 0, s.kernel[1], 0, s.kernel[0], 0, pairs, "r");
+  const Expr channel = Halide::min(ob * kBlock + b, static_cast<int>(o_count) - 1);
+  Func acc("acc");
+  acc(b, x, y, ob, n) = bias(channel);
+  acc(b, x, y, ob, n) +=
+      Halide::cast<int32_t>(Halide::cast<int16_t>(weights(r.x, b, r.y, r.z, r.w, ob))) *
+      Halide::cast<int32_t>(paired(r.x, r.w, x * s.stride[1] + r.y * s.dilation[1] - s.pad[1],
+                                   y * s.stride[0] + r.z * s.dilation[0] - s.pad[0], n));
+  Func requantized("requantized");
+  requantized(b, x, y, ob, n) = requantize(s, acc(b, x, y, ob, n), multiplier(channel));
+  Func output("qconv2d");
+  output(x, y, o, n) = requantized(o % kBlock, x, y, o / kBlock, n);
+  constrain_output(output, out_shape);
+
+  /* schedule */
+  const int vectors_per_block = std::max(1, kBlock / native_lanes(target));
+  const int block_tile = blocks % 2 == 0 ? 2 : 1;
+  const int tile_x = static_cast<int>(
+      std::clamp<int64_t>(broadcast_tile_accumulators(target) / (block_tile * vectors_per_block), 1, ow));
+  int chunk = static_cast<int>(largest_divisor_at_most(pairs, kPairChunk));
+  const auto staged_bytes = [&](int c) {
+    return int64_t{2} * 2 * c * ((tile_x - 1) * s.stride[1] + (s.kernel[1] - 1) * s.dilation[1] + 1) *
+           ((s.kernel[0] - 1) * s.dilation[0] + 1);
+  };
+  while (chunk > 1 && staged_bytes(chunk) > kMaxStagedBytes) chunk = static_cast<int>(largest_divisor_at_most(pairs, chunk - 1));
+  Var xo("xo"), xi("xi"), oo("oo"), oi("oi"), pixels("pixels"), tiles("tiles"), tasks("tasks"), tile("tile");
+  output.split(x, xo, xi, tile_x, Halide::TailStrategy::ShiftInwards)
+      .split(o, oo, oi, kBlock * block_tile, Halide::TailStrategy::GuardWithIf)
+      .reorder(xi, oi, xo, y, oo, n)
+      .vectorize(xi);
+  output.fuse(xo, y, pixels).fuse(pixels, oo, tiles).fuse(tiles, n, tasks);
+  const int64_t tile_count = (ow + tile_x - 1) / tile_x * oh * ((blocks + block_tile - 1) / block_tile) * out_shape[0];
+  const int64_t macs_per_tile = int64_t{tile_x} * block_tile * kBlock * c_count * s.kernel[0] * s.kernel[1];
+  const std::string parallel = parallel_in_tasks(output, tasks, tile_count, macs_per_tile / kMacsPerElement, tile);
+  requantized.compute_at(output, tile).vectorize(b).unroll(x).unroll(ob);
+  acc.compute_at(output, tile).vectorize(b).unroll(x).unroll(ob);
+  Halide::RVar chunks("chunks"), in_chunk("in_chunk");
+  acc.update()
+      .split(r.w, chunks, in_chunk, chunk)
+      .reorder(r.x, b, x, ob, r.y, r.z, in_chunk, chunks)
+      .atomic()
+      .vectorize(r.x)
+      .vectorize(b)
+      .unroll(x)
+      .unroll(ob);
+  paired.compute_at(acc, chunks).store_in(Halide::MemoryType::Stack);
+  kernel.schedule = "qconv2d: " + std::to_string(tile_x) + " pixels x " + std::to_string(block_tile) + "x" +
+                    std::to_string(kBlock) + " channels per register tile, int16 pairs of channels (" +
+                    std::to_string(chunk) + " staged at a time), " + parallel;
+  kernel.output = output;
+  return kernel;
+}
+
+}  // namespace
+
+Kernel qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
+  return s.groups == 1 ? dense_qconv2d(s, target) : rows_qconv2d(s, target);
 }
 
 }  // namespace aotc::gen

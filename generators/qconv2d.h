@@ -8,9 +8,16 @@
 // reading the input's zero point outside it; `w` has its zero points subtracted already
 // (pack_qconv2d_weights). Kernel inputs: (input [N,C,H,W] int8/uint8, packed weights,
 // bias [O] int32, multipliers [O] float32); output [N,O,OH,OW] of out_type.
-// Schedule: output rows vectorised (int32 accumulators, as many lanes as float32), a
-// register tile of a few output channels accumulating over (c, ky, kx); planes of
-// channel tiles in parallel tasks.
+// Schedules:
+// - dense (groups 1): a register tile of a few output pixels x one or two blocks of 16
+//   output channels; each step broadcasts one pixel's pair of input channels (int16, zero
+//   point subtracted, staged per tile and chunk of channels) against the block's weight
+//   pairs, each pair of products summed into an int32 lane (pmaddwd on x86: twice the
+//   multiply-adds of a float FMA per instruction). Weights [O/16, C/2, KH, KW, 16, 2].
+// - grouped and depthwise: output rows vectorised (int32 accumulators, as many lanes as
+//   float32), a register tile of a few output channels accumulating over (c, ky, kx).
+//   Weights [O, C/groups, KH, KW].
+// Tiles in parallel tasks.
 #pragma once
 
 #include <array>
@@ -38,8 +45,9 @@ struct QConv2dSpec {
 // [N, O, OH, OW]; throws std::invalid_argument for an inconsistent spec.
 Shape qconv2d_output_shape(const QConv2dSpec& spec);
 
-// PyTorch's weight layout [O, C/groups, KH, KW] minus each output channel's zero point, as
-// [O, C/groups, KH, KW] of spec.weight_type (Int(8) when every zero point is 0, else Int(32)).
+// PyTorch's weight layout [O, C/groups, KH, KW] minus each output channel's zero point, in
+// the schedule's layout (above) of spec.weight_type (Int(8) when every zero point is 0, else
+// Int(32)); channels past O and C in the dense layout are zeros.
 PackedWeights pack_qconv2d_weights(const QConv2dSpec& spec, const float* oihw, const std::vector<int64_t>& zero_points);
 
 Kernel qconv2d(const QConv2dSpec& spec, const Halide::Target& target);

@@ -193,6 +193,10 @@ TEST(QConv2dKernel, MatchesTheEvaluatorExactly) {
       {{1, 24, 7, 7}, 40, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, DType::U8, DType::U8, DType::U8, false, true, true, true},
       {{1, 5, 6, 33}, 6, {5, 5}, {3, 1}, {1, 1}, {2, 2, 2, 2}, 1, DType::I8, DType::I8, DType::U8, true, true, true, false},
       {{1, 64, 1, 1}, 10, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, DType::U8, DType::I8, DType::U8, true, false, true, false},
+      // dense: two channel blocks per tile, channel pairs staged in two chunks, a row tail
+      {{1, 40, 9, 11}, 64, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, DType::U8, DType::I8, DType::I8, true, false, true, true},
+      // dense: stride and dilation 2, odd channels, uneven padding
+      {{1, 7, 10, 10}, 32, {3, 3}, {2, 2}, {2, 2}, {2, 2, 1, 1}, 1, DType::I8, DType::I8, DType::U8, false, false, false, false},
   };
   unsigned seed = 100;
   for (const QConvCase& c : cases) {
@@ -202,6 +206,8 @@ TEST(QConv2dKernel, MatchesTheEvaluatorExactly) {
   check_qconv2d(cases[0], 200, kAvx2);
   check_qconv2d(cases[2], 201, kAvx2);
   check_qconv2d(cases[1], 202, kSse41);
+  check_qconv2d(cases[6], 203, kAvx2);
+  check_qconv2d(cases[7], 204, kSse41);
 }
 
 }  // namespace
