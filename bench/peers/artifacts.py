@@ -32,14 +32,15 @@ def run(argv, log=None, **kwargs):
 
 
 def prepare_model(model, folder, seed, opset):
-    """weights.pt, input.bin, MODEL.fb and MODEL.onnx (prepare.py), unless already made with
-    the same seed and opset by the same scripts."""
+    """weights.pt, input.bin, MODEL.fb, MODEL.onnx and MODEL.int8.onnx/.json (prepare.py),
+    unless already made with the same seed and opset by the same scripts."""
     stamp = folder / "prepared.json"
     wanted = {"seed": seed, "opset": opset}
     scripts = [HERE / "prepare.py", HERE / "models.py", HERE.parent.parent / "tools" / "aotc-export-torch"]
     if stamp.exists() and json.loads(stamp.read_text()) == wanted and not newer(stamp, *scripts):
         return
-    print(f"  exporting {model} (torchvision, seed {seed}) to .fb and ONNX (opset {opset})", flush=True)
+    print(f"  exporting {model} (torchvision, seed {seed}) to .fb, ONNX (opset {opset}) and int8 ONNX "
+          "(PyTorch FX, opset 13)", flush=True)
     folder.mkdir(parents=True, exist_ok=True)
     run([sys.executable, HERE / "prepare.py", model, folder, "--seed", seed, "--opset", opset],
         log=folder / "prepare.log", env={**os.environ, "LD_LIBRARY_PATH": OPENBLAS_OPENMP})
@@ -57,10 +58,13 @@ def wait_for_aotc(aotc, timeout_s=900):
     raise RuntimeError(f"{aotc} is missing (build it: cmake --build --preset release --target aotc)")
 
 
-def compile_library(aotc, model_file, folder, extra=()):
+def compile_library(aotc, model_file, folder, extra=(), name=None):
     """aotc MODEL --emit=lib into FOLDER/lib, then FOLDER/aotc_server linked against it.
-    The library is named after the model file's stem, as aotc names it."""
-    name = model_file.stem
+    The library is named after the model file's stem, as aotc names it, unless `name` is given
+    (--name: a stem like resnet18.int8 is no C identifier)."""
+    if name:
+        extra = ("--name", name, *extra)
+    name = name or model_file.stem
     lib_dir = folder / "lib"
     library = lib_dir / f"lib{name}.a"
     wait_for_aotc(aotc)

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Peer benchmark: aotc against ONNX Runtime, PyTorch eager and TorchScript on torchvision
-models, batch 1, with the machine's own FP32 peak and memory bandwidth measured in the same
-run. Run it through bench/peers/run-bench, which installs the peers first. See README.md.
+models, batch 1, in float32 and in int8 (PyTorch FX quantization), with the machine's own FP32
+peak and memory bandwidth measured in the same run. Run it through bench/peers/run-bench,
+which installs the peers first. See README.md.
 """
 
 import argparse
@@ -37,7 +38,8 @@ def parse_args():
     p.add_argument("--chain", default="1,101", help="layer counts of the fixed-cost models")
     p.add_argument("--chain-runs", type=int, default=2000, help="timed runs of each fixed-cost model")
     p.add_argument("--seed", type=int, default=0, help="weights and input seed (the exporter's)")
-    p.add_argument("--opset", type=int, default=17, help="ONNX opset of the export")
+    p.add_argument("--opset", type=int, default=17,
+                   help="ONNX opset of the float export (the int8 export is opset 13)")
     p.add_argument("--out", type=Path, default=ROOT / "build" / "bench" / "results")
     p.add_argument("--work", type=Path, default=ROOT / "build" / "bench" / "work",
                    help="exported models, libraries and programs (reused between runs)")
@@ -83,22 +85,61 @@ def max_relative_error(path, reference):
     return float(np.abs(a - ref).max() / max(1.0, float(np.abs(ref).max())))
 
 
-# The reference of the output check: the first of these that runs.
+# The reference of the output check: the first of these that runs (float systems); the int8
+# systems are checked against each other, ONNX Runtime's int8 first.
 REFERENCE_SYSTEMS = ["eager", "script", "ort", "base", "aotc"]
+INT8_REFERENCE_SYSTEMS = ["ort-int8", "eager-int8", "aotc-int8"]
 
 
-def check_outputs(running, folder, reference_key):
-    """Every server writes its output for the same input file; each is compared with the
-    reference system's (PyTorch eager where it runs) at the first thread count."""
+def write_outputs(running, folder):
+    """Every server writes its output for the same input file: {key: path}."""
     out = folder / "outputs"
     out.mkdir(exist_ok=True)
     paths = {}
     for (system, threads), server in running.items():
         paths[(system, threads)] = out / f"{system}.{threads}.bin"
         server.ask(f"output {paths[(system, threads)]}")
+    return paths
+
+
+def check_outputs(paths, reference_key):
+    """Each float system's output against the reference system's (PyTorch eager where it runs)
+    at the first thread count."""
     if reference_key not in paths:
         return {}
-    return {f"{s}/{t}": max_relative_error(p, paths[reference_key]) for (s, t), p in paths.items()}
+    return {f"{s}/{t}": max_relative_error(p, paths[reference_key]) for (s, t), p in paths.items()
+            if s not in servers.INT8_SYSTEMS}
+
+
+def check_int8_outputs(paths, reference_key, step):
+    """Each int8 system's output against the int8 reference's (ONNX Runtime's where it runs) at
+    the first thread count: whether the top-1 is the same, and the max |a-b|, also in
+    quantization steps of the output (`step`, the scale of the graph's last DequantizeLinear,
+    where it was read). Not against the float reference: quantization moves the outputs far
+    more than the float tolerance. With random weights the top logits can lie within a step of
+    each other: `reference_lead_steps` says how decisive the reference's top-1 is."""
+    import numpy as np
+    if reference_key not in paths:
+        return None
+    ref = np.fromfile(paths[reference_key], dtype="<f4")
+    top2 = np.sort(ref)[-2:]
+    check = {"reference": "{}/{}".format(*reference_key), "output_step": step,
+             "reference_lead_steps": float(top2[1] - top2[0]) / step if step and ref.size > 1 else None,
+             "systems": {}}
+    for (s, t), path in paths.items():
+        if s not in servers.INT8_SYSTEMS or (s, t) == reference_key:
+            continue
+        a = np.fromfile(path, dtype="<f4")
+        if a.shape != ref.shape:
+            check["systems"][f"{s}/{t}"] = {"same_top1": False, "max_abs": float("inf"), "max_steps": None,
+                                            "flagged": True}
+            continue
+        max_abs = float(np.abs(a - ref).max())
+        same = bool(a.argmax() == ref.argmax())
+        check["systems"][f"{s}/{t}"] = {"same_top1": same, "top1": int(a.argmax()),
+                                        "reference_top1": int(ref.argmax()), "max_abs": max_abs,
+                                        "max_steps": max_abs / step if step else None, "flagged": not same}
+    return check
 
 
 def blas_check(running):
@@ -125,6 +166,14 @@ def bench_model(model, args, result):
         print(f"  {model}: export failed, skipped:\n{e}", flush=True)
         return None
     systems = list(args.systems)
+    # How prepare.py made MODEL.int8.onnx, or why torch could not export it (then the model
+    # runs without its int8 systems).
+    int8_json = folder / f"{model}.int8.json"
+    int8 = json.loads(int8_json.read_text()) if int8_json.exists() else {"error": f"no {int8_json.name}"}
+    entry["int8_export"] = int8
+    if "error" in int8 and any(s in systems for s in servers.INT8_SYSTEMS):
+        systems = [s for s in systems if s not in servers.INT8_SYSTEMS]
+        print(f"  {model}: no int8 export, its int8 systems skipped: {int8['error']}", flush=True)
     aotc_report = None
     try:
         aotc_report = artifacts.compile_library(args.aotc, folder / f"{model}.fb", folder)
@@ -134,15 +183,17 @@ def bench_model(model, args, result):
         entry["errors"]["aotc"] = str(e)
         systems.remove("aotc")
         print(f"  {model}: aotc failed:\n{e}", flush=True)
-    # The other aotc libraries, each in a folder of its own: (system, aotc, model file, folder, what).
-    others = [("onnx", args.aotc, f"{model}.onnx", "from_onnx", "aotc on the ONNX file"),
-              ("base", args.baseline_aotc, f"{model}.fb", "baseline", "the baseline aotc")]
-    for system, aotc, model_file, subfolder, what in others:
+    # The other aotc libraries, each in a folder of its own:
+    # (system, aotc, model file, folder, library name (None: the file's stem), what).
+    others = [("onnx", args.aotc, f"{model}.onnx", "from_onnx", None, "aotc on the ONNX file"),
+              ("base", args.baseline_aotc, f"{model}.fb", "baseline", None, "the baseline aotc"),
+              ("aotc-int8", args.aotc, f"{model}.int8.onnx", "int8", f"{model}_int8", "aotc on the int8 ONNX file")]
+    for system, aotc, model_file, subfolder, name, what in others:
         if system not in systems:
             continue
         try:
             (folder / subfolder).mkdir(exist_ok=True)
-            artifacts.compile_library(aotc, folder / model_file, folder / subfolder)
+            artifacts.compile_library(aotc, folder / model_file, folder / subfolder, name=name)
         except RuntimeError as e:
             entry["errors"][system] = str(e)
             systems.remove(system)
@@ -165,7 +216,11 @@ def bench_model(model, args, result):
         entry["peak_after"] = measure_peak(args.work, args.threads)
         reference = next((s for s in REFERENCE_SYSTEMS if (s, args.threads[0]) in running), None)
         entry["output_reference"] = reference
-        entry["output_error"] = check_outputs(running, folder, (reference, args.threads[0]))
+        outputs = write_outputs(running, folder)
+        entry["output_error"] = check_outputs(outputs, (reference, args.threads[0]))
+        int8_reference = next((s for s in INT8_REFERENCE_SYSTEMS if (s, args.threads[0]) in running), None)
+        entry["int8_check"] = check_int8_outputs(outputs, (int8_reference, args.threads[0]),
+                                                 int8.get("output_step"))
         if model == args.layers and aotc_report:
             print(f"  {model}: per-layer times", flush=True)
             aotc_servers = {t: running[("aotc", t)] for t in args.threads if ("aotc", t) in running}
@@ -183,6 +238,20 @@ def best_peak(result, *peaks):
     return best_of(*peaks, *(m["peak_after"] for m in result["models"].values() if "peak_after" in m))
 
 
+def cpu_class():
+    """The machine class int8 speed depends on: vendor, family and model (as /proc/cpuinfo
+    gives them) and the vector and dot-product extensions present."""
+    fields = {}
+    for line in open("/proc/cpuinfo"):
+        key, _, value = line.partition(":")
+        if not line.strip():
+            break  # the first processor is enough
+        fields.setdefault(key.strip(), value.strip())
+    flags = set(fields.get("flags", "").split())
+    return {"vendor": fields.get("vendor_id"), "family": fields.get("cpu family"), "model": fields.get("model"),
+            "flags": {f: f in flags for f in ("avx2", "avx512f", "avx512_vnni", "avx_vnni")}}
+
+
 def versions(args):
     def output(argv, env=None):
         try:
@@ -193,7 +262,7 @@ def versions(args):
     package = args.node_modules / "onnxruntime-node" / "package.json"
     cpu = [line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")]
     return {
-        "cpu": cpu[0] if cpu else "?", "cores": os.cpu_count(),
+        "cpu": cpu[0] if cpu else "?", "cores": os.cpu_count(), "cpu_class": cpu_class(),
         "aotc": output([str(args.aotc), "--version"]),
         "baseline_aotc": str(args.baseline_aotc) if args.baseline_aotc else None,
         "onnxruntime_node": json.loads(package.read_text())["version"] if package.exists() else None,
@@ -246,7 +315,10 @@ def main():
     result["elapsed_s"] = time.time() - started
     result["table"] = report.main_rows(result)
 
-    print(f"\n{result['machine']['cpu']}, {result['machine']['cores']} cores; aotc "
+    c = result["machine"]["cpu_class"]
+    flags = " ".join(f if on else "no " + f for f, on in c["flags"].items())
+    print(f"\n{result['machine']['cpu']} ({c['vendor']} family {c['family']} model {c['model']}; {flags}), "
+          f"{result['machine']['cores']} cores; aotc "
           f"{result['machine']['aotc']}, ONNX Runtime {result['machine']['onnxruntime_node']} (node), "
           f"torch/torchvision {result['machine']['torch']}")
     for t, p in result["peak"].items():
@@ -255,8 +327,9 @@ def main():
     print(f"median of {args.runs} runs after warm-up, best of {args.repeats} repetitions, systems "
           f"interleaved in batches of {args.batch}; load average {result['load_average_start'][0]:.2f} "
           f"at start, {result['load_average_end'][0]:.2f} at end\n")
-    report.print_main_table(result["table"], args.threads[0])
+    report.print_main_table(result["table"], args.threads[0], args.systems)
     report.print_output_check(result)
+    report.print_int8_check(result)
     report.print_cores_used(result)
     report.print_machine_spells(result)
     if "layers" in result:

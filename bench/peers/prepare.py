@@ -7,9 +7,14 @@
   DIR/input.bin    the input every system is checked on (raw float32, 1x3x224x224)
   DIR/MODEL.fb     aotc's model, exported by tools/aotc-export-torch from weights.pt
   DIR/MODEL.onnx   ONNX Runtime's model, exported by torch.onnx from the same module
+  DIR/MODEL.int8.onnx  the same model quantized by PyTorch FX (models.quantized), exported as
+                   a QDQ graph (opset 13: torch 1.13's quantized export); float input and output
+  DIR/MODEL.int8.json  how the int8 model was made, its output's quantization step, and the
+                   reason when torch could not export it (then there is no MODEL.int8.onnx)
 """
 
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +22,8 @@ from pathlib import Path
 import torch
 
 import models
+
+INT8_OPSET = 13  # torch 1.13 exports quantized models at opset 13 only
 
 
 def export_onnx(model, x, path, opset):
@@ -26,6 +33,40 @@ def export_onnx(model, x, path, opset):
                           input_names=["input"], output_names=["output"])
     import onnx  # checks that the file is a valid model, not just that torch wrote something
     onnx.checker.check_model(onnx.load(str(path)))
+
+
+def output_step(path):
+    """The scale of the DequantizeLinear that writes the graph's output (a Constant node's or an
+    initializer), or None if the output is not written by one."""
+    import onnx
+    from onnx import numpy_helper
+    graph = onnx.load(str(path)).graph
+    constants = {o: numpy_helper.to_array(n.attribute[0].t) for n in graph.node if n.op_type == "Constant"
+                 for o in n.output}
+    constants.update({t.name: numpy_helper.to_array(t) for t in graph.initializer})
+    last = next((n for n in graph.node if graph.output[0].name in n.output), None)
+    if last is None or last.op_type != "DequantizeLinear" or last.input[1] not in constants:
+        return None
+    return float(constants[last.input[1]])
+
+
+def export_int8(name, model, x, folder, seed):
+    """MODEL.int8.onnx and MODEL.int8.json. torch 1.13 cannot export some quantized models
+    (a quantized concat: squeezenet1_1, googlenet, densenet121): the reason goes into the
+    JSON and the benchmark runs that model without its int8 systems."""
+    path = folder / f"{name}.int8.onnx"
+    info = {"engine": models.QUANTIZED_ENGINE, "calibration_runs": models.CALIBRATION_RUNS,
+            "seed": seed, "opset": INT8_OPSET}
+    path.unlink(missing_ok=True)
+    try:
+        export_onnx(models.quantized(model, seed), x, path, INT8_OPSET)
+        info["output_step"] = output_step(path)
+    except Exception as e:  # whatever torch raised: recorded, not fatal
+        path.unlink(missing_ok=True)
+        first_line = (str(e).strip().splitlines() or [""])[0]
+        info["error"] = f"{type(e).__name__}: {first_line}"
+        print(f"{name}: no int8 export: {info['error']}", flush=True)
+    (folder / f"{name}.int8.json").write_text(json.dumps(info, indent=1))
 
 
 def export_fb(name, weights, path):
@@ -51,6 +92,7 @@ def main():
     x.numpy().astype("<f4").tofile(args.dir / "input.bin")
     export_onnx(model, x, args.dir / f"{args.model}.onnx", args.opset)
     export_fb(args.model, weights, args.dir / f"{args.model}.fb")
+    export_int8(args.model, model, x, args.dir, args.seed)
 
 
 if __name__ == "__main__":

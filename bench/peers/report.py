@@ -7,7 +7,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
-from servers import SYSTEM_NAMES  # noqa: E402
+from servers import INT8_SYSTEMS, SYSTEM_NAMES  # noqa: E402
 
 TOLERANCE = 1e-3  # max|a-b| / max(1, max|ref|) above this is flagged
 
@@ -19,6 +19,10 @@ def latency(result, model, system, threads):
 
 def fmt(value, spec, missing="fail"):
     return missing if value is None else format(value, spec)
+
+
+def ratio(a, b):
+    return a / b if a and b else None
 
 
 def main_rows(result):
@@ -43,29 +47,62 @@ def main_rows(result):
                 "background_cores": m.get("background_cores"),
                 "base_ms": baseline, "base_over_aotc": baseline / aotc if aotc and baseline else None,
                 "onnx_ms": from_onnx, "ort_over_onnx": ort / from_onnx if ort and from_onnx else None,
+                **int8_row(result, model, threads, aotc),
             })
     return rows
 
 
-def print_main_table(rows, first_threads):
-    """The systems that did not run print as "fail"; the baseline's columns only where it ran."""
+def int8_row(result, model, threads, aotc):
+    """The int8 columns of a row: the int8 systems' times, ORT int8 over aotc int8 (above 1,
+    aotc is faster) and float aotc over int8 aotc (the int8 speedup), and whether aotc int8's
+    top-1 agreed with the int8 reference (None where not checked)."""
+    m = result["models"][model]
+    aotc_int8, ort_int8 = latency(result, model, "aotc-int8", threads), latency(result, model, "ort-int8", threads)
+    check = (m.get("int8_check") or {}).get("systems", {}).get(f"aotc-int8/{threads}")
+    return {"int8_export_error": m.get("int8_export", {}).get("error"),
+            "aotc_int8_ms": aotc_int8, "ort_int8_ms": ort_int8,
+            "eager_int8_ms": latency(result, model, "eager-int8", threads),
+            "ort_int8_over_aotc_int8": ratio(ort_int8, aotc_int8), "aotc_over_aotc_int8": ratio(aotc, aotc_int8),
+            "aotc_int8_same_top1": check["same_top1"] if check else None}
+
+
+def print_main_table(rows, first_threads, systems):
+    """A system that did not run prints as "fail", one not asked for (--systems) as "-"; the
+    baseline's columns only where it ran, the int8 ones only where an int8 system was asked for
+    ("-" for a model without an int8 export; "*" after aotc int8's time where its top-1
+    differed from the int8 reference's)."""
     with_base = any(r["base_ms"] is not None for r in rows)
+    with_int8 = any(s in systems for s in INT8_SYSTEMS)
+
+    def ms(r, system, key, width=9):
+        missing = "fail" if system in systems and not (system in INT8_SYSTEMS and r["int8_export_error"]) else "-"
+        return f"{fmt(r[key], f'{width}.2f', missing):>{width}}"
+
     head = (f"{'model':<14} {'thr':>3} {'aotc ms':>9} {'onnx ms':>9} {'ORT ms':>9} {'ORT/aotc':>8} {'ORT/onnx':>8} "
             f"{'eager ms':>9} "
             f"{'script ms':>9} {'aotc GF/s':>9} {'%peak':>6} {'aotc t' + str(first_threads) + '/tN':>9} {'bg':>5}"
-            + (f" {'base ms':>9} {'base/aotc':>9}" if with_base else ""))
+            + (f" {'base ms':>9} {'base/aotc':>9}" if with_base else "")
+            + (f" {'aotc-i8 ms':>10} {'ORT-i8 ms':>10} {'eager-i8 ms':>11} {'ORT-i8/aotc-i8':>14} {'aotc/aotc-i8':>12}"
+               if with_int8 else ""))
     print(head)
     print("-" * len(head))
     for r in rows:
-        print(f"{r['model']:<14} {r['threads']:>3} {fmt(r['aotc_ms'], '9.2f'):>9} {fmt(r['onnx_ms'], '9.2f'):>9} "
-              f"{fmt(r['ort_ms'], '9.2f'):>9} {fmt(r['ort_over_aotc'], '8.2f', '-'):>8} "
+        print(f"{r['model']:<14} {r['threads']:>3} {ms(r, 'aotc', 'aotc_ms')} {ms(r, 'onnx', 'onnx_ms')} "
+              f"{ms(r, 'ort', 'ort_ms')} {fmt(r['ort_over_aotc'], '8.2f', '-'):>8} "
               f"{fmt(r['ort_over_onnx'], '8.2f', '-'):>8} "
-              f"{fmt(r['eager_ms'], '9.2f'):>9} {fmt(r['script_ms'], '9.2f'):>9} "
+              f"{ms(r, 'eager', 'eager_ms')} {ms(r, 'script', 'script_ms')} "
               f"{fmt(r['aotc_gflops'], '9.1f', '-'):>9} "
               f"{fmt(r['aotc_peak_fraction'] and 100 * r['aotc_peak_fraction'], '5.1f', '-'):>5}% "
               f"{fmt(r['aotc_speedup_vs_first'], '8.2f', ''):>8}{'x' if r['aotc_speedup_vs_first'] else ' '} "
               f"{fmt(r['background_cores'], '5.2f', '-'):>5}"
-              + (f" {fmt(r['base_ms'], '9.2f'):>9} {fmt(r['base_over_aotc'], '9.3f', '-'):>9}" if with_base else ""))
+              + (f" {fmt(r['base_ms'], '9.2f'):>9} {fmt(r['base_over_aotc'], '9.3f', '-'):>9}" if with_base else "")
+              + (f" {ms(r, 'aotc-int8', 'aotc_int8_ms', 9)}{'*' if r['aotc_int8_same_top1'] is False else ' '}"
+                 f" {ms(r, 'ort-int8', 'ort_int8_ms', 10)} {ms(r, 'eager-int8', 'eager_int8_ms', 11)}"
+                 f" {fmt(r['ort_int8_over_aotc_int8'], '14.2f', '-'):>14}"
+                 f" {fmt(r['aotc_over_aotc_int8'], '12.2f', '-'):>12}"
+                 if with_int8 else ""))
+    for model, error in dict.fromkeys((r["model"], r["int8_export_error"]) for r in rows if r["int8_export_error"]):
+        print(f"{model}: no int8 export ({error})")
 
 
 def print_output_check(result):
@@ -73,7 +110,7 @@ def print_output_check(result):
     reference = SYSTEM_NAMES[references.pop()] if len(references) == 1 else "PyTorch eager"
     print(f"\noutputs vs {reference} ({result['threads'][0]} thread): "
           f"max|a-b| / max(1, max|ref|), worst over thread counts; * = above {TOLERANCE:g}")
-    systems = result["systems"]
+    systems = [s for s in result["systems"] if s not in INT8_SYSTEMS]
     print(f"{'model':<14} " + " ".join(f"{SYSTEM_NAMES[s]:>14}" for s in systems))
     for model, m in result["models"].items():
         cells = []
@@ -83,6 +120,31 @@ def print_output_check(result):
             flag = "*" if worst is not None and worst > TOLERANCE else " "
             cells.append(f"{fmt(worst, '13.2e', 'n/a'):>13}{flag}")
         print(f"{model:<14} " + " ".join(cells))
+
+
+def print_int8_check(result):
+    """The int8 systems against the int8 reference (ONNX Runtime's int8 where it ran), at the
+    first thread count, worst over thread counts: same top-1, max |a-b| in output steps."""
+    checks = {model: m["int8_check"] for model, m in result["models"].items() if m.get("int8_check")}
+    if not checks:
+        return
+    print(f"\nint8 outputs vs the int8 reference ({result['threads'][0]} thread): same top-1, max|a-b| in "
+          "quantization steps of the output (its last DequantizeLinear's scale; plain max|a-b| where it "
+          "could not be read); * = top-1 differs")
+    for model, check in checks.items():
+        lead = check["reference_lead_steps"]
+        cells = []
+        for system in INT8_SYSTEMS:
+            entries = [v for k, v in check["systems"].items() if k.startswith(system + "/")]
+            if not entries:
+                continue
+            same = all(e["same_top1"] for e in entries)
+            worst = max(entries, key=lambda e: e["max_abs"])
+            size = (f"{worst['max_steps']:.1f} steps" if worst["max_steps"] is not None
+                    else f"max|a-b| {worst['max_abs']:.3g}")
+            cells.append(f"{SYSTEM_NAMES[system]}: top-1 {'same' if same else 'DIFFERS*'}, {size}")
+        print(f"{model:<14} vs {SYSTEM_NAMES[check['reference'].split('/')[0]]} "
+              f"(its top-1 leads by {fmt(lead, '.1f', '?')} steps): " + "; ".join(cells))
 
 
 def print_cores_used(result):
@@ -167,7 +229,7 @@ def print_fixed_cost(fixed):
 def chart_model(result, model, path):
     """Latency of every system at every thread count for one model."""
     threads_list, systems = result["threads"], result["systems"]
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = plt.subplots(figsize=(max(8, 1.6 * len(systems)), 4.5))
     width = 0.8 / len(threads_list)
     for j, threads in enumerate(threads_list):
         values = [latency(result, model, s, threads) or 0 for s in systems]

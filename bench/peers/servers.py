@@ -17,10 +17,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 # "onnx": aotc compiling the .onnx file ONNX Runtime runs (aotc's ONNX frontend), not the .fb.
-SYSTEMS = ["aotc", "onnx", "ort", "eager", "script"]
+# The int8 systems run the model quantized by PyTorch FX: aotc and ONNX Runtime its QDQ ONNX
+# file (MODEL.int8.onnx), PyTorch the converted FX module itself.
+INT8_SYSTEMS = ["aotc-int8", "ort-int8", "eager-int8"]
+SYSTEMS = ["aotc", "onnx", "ort", "eager", "script", *INT8_SYSTEMS]
 # "base": the same model compiled by another aotc binary (--baseline-aotc), for A/B runs.
 SYSTEM_NAMES = {"aotc": "aotc", "onnx": "aotc from ONNX", "ort": "ONNX Runtime", "eager": "PyTorch eager",
-                "script": "TorchScript", "base": "aotc baseline"}
+                "script": "TorchScript", "base": "aotc baseline", "aotc-int8": "aotc int8",
+                "ort-int8": "ONNX Runtime int8", "eager-int8": "PyTorch int8"}
+TORCH_SYSTEMS = ("eager", "script", "eager-int8")
 
 
 class ServerError(RuntimeError):
@@ -69,12 +74,13 @@ class Server:
 
 def server_argv(system, model, folder, node_modules):
     """The command line of one system's server for one prepared model folder."""
-    if system in ("aotc", "base", "onnx"):
-        server = folder / {"aotc": "", "base": "baseline", "onnx": "from_onnx"}[system] / "aotc_server"
-        return [str(server), str(folder / "input.bin")], {}
-    if system == "ort":
-        return (["node", str(HERE / "ort_server.js"), str(folder / f"{model}.onnx"),
-                 str(folder / "input.bin")], {"NODE_PATH": str(node_modules)})
+    if system in ("aotc", "base", "onnx", "aotc-int8"):
+        server = folder / {"aotc": "", "base": "baseline", "onnx": "from_onnx", "aotc-int8": "int8"}[system]
+        return [str(server / "aotc_server"), str(folder / "input.bin")], {}
+    if system in ("ort", "ort-int8"):
+        onnx_file = folder / (f"{model}.onnx" if system == "ort" else f"{model}.int8.onnx")
+        return (["node", str(HERE / "ort_server.js"), str(onnx_file), str(folder / "input.bin")],
+                {"NODE_PATH": str(node_modules)})
     # PyTorch: Debian's torch with the OpenMP build of OpenBLAS as its BLAS.
     library_path = ":".join(p for p in [OPENBLAS_OPENMP, os.environ.get("LD_LIBRARY_PATH")] if p)
     return ([str(HERE / "torch_server.py"), model, str(folder), "--mode", system],
@@ -90,7 +96,7 @@ def start_servers(model, folder, threads_list, node_modules, log_dir, systems=SY
         for threads in threads_list:
             key = (system, threads)
             argv, env = server_argv(system, model, folder, node_modules)
-            if system in ("eager", "script"):
+            if system in TORCH_SYSTEMS:
                 env["OMP_NUM_THREADS"] = str(threads)  # OpenBLAS's OpenMP pool too
             log = log_dir / f"{model}.{system}.{threads}.log"
             servers[key] = Server(f"{model}/{system}/{threads}", argv, log, env)

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """PyTorch as a benchmark server, driven over stdin/stdout (same protocol as aotc_server.c):
 
-  torch_server.py MODEL DIR --mode eager|script
+  torch_server.py MODEL DIR --mode eager|script|eager-int8
 
   threads N     torch.set_num_threads(N)                 -> {"ok": true}
   run K         one untimed run, then K timed forwards   -> {"ms": [...], "cpu_ms": total}
@@ -12,6 +12,8 @@
 eager:  the nn.Module in eval mode under torch.inference_mode().
 script: torch.jit.trace -> torch.jit.freeze -> torch.jit.optimize_for_inference, PyTorch's
         fastest CPU mode (it folds BatchNorm and may pre-pack weights for oneDNN).
+eager-int8: the model quantized by PyTorch FX (onednn engine), as models.quantized() made
+        it for DIR/MODEL.int8.onnx (same seed, from DIR/MODEL.int8.json): the converted module.
 The weights are DIR/weights.pt, the ones aotc and ONNX Runtime were given.
 """
 
@@ -38,6 +40,9 @@ def build(name, folder, mode, x):
     model = models.load(name, folder / "weights.pt")
     if mode == "eager":
         return model
+    if mode == "eager-int8":
+        int8 = json.loads((folder / f"{name}.int8.json").read_text())
+        return models.quantized(model, int8["seed"])
     with torch.no_grad():
         traced = torch.jit.trace(model, x)
         frozen = torch.jit.freeze(traced)
@@ -83,7 +88,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("model", choices=models.MODELS)
     p.add_argument("dir", type=Path)
-    p.add_argument("--mode", choices=["eager", "script"], required=True)
+    p.add_argument("--mode", choices=["eager", "script", "eager-int8"], required=True)
     args = p.parse_args()
     x = torch.from_numpy(np.fromfile(args.dir / "input.bin", dtype="<f4").reshape(models.INPUT_SHAPE))
     model = build(args.model, args.dir, args.mode, x)

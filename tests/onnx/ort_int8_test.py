@@ -2,8 +2,8 @@
 """Whole quantized torchvision models through aotc, against ONNX Runtime's int8.
 
 Each model (torchvision's architecture, seeded random weights, batch-norm statistics of random
-images) is quantized by PyTorch FX
-(onednn: per-channel weights; calibrated on random images), exported as QDQ ONNX (opset 13),
+images) is quantized by PyTorch FX (tools/aotc-export-torch's quantize_fx, which bench/peers
+uses too; onednn: per-channel weights; calibrated on random images), exported as QDQ ONNX (opset 13),
 compiled by aotc, and run on fresh random inputs by the library and by ONNX Runtime
 (onnxruntime-node, all graph optimisations: it fuses the QDQ groups into its integer
 kernels). The INT8 issue's bar: the same top-1 on >= 99% of the inputs, and >= 99% of the
@@ -15,6 +15,8 @@ them must), and the raw agreement is printed. The distribution of the difference
 the test is SKIPPED (exit 75), never passed.
 """
 import argparse
+import importlib.machinery
+import importlib.util
 import os
 import subprocess
 import sys
@@ -23,15 +25,22 @@ from pathlib import Path
 import numpy as np
 import torch
 import torchvision
-from torch.ao.quantization import get_default_qconfig_mapping
-from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from quantized_test import HARNESS, output_step, run  # noqa: E402
 
+EXPORTER = HERE.parent.parent / "tools" / "aotc-export-torch"
 ORT_VERSION = "1.30.0"  # bench/peers/run-bench's
 SKIPPED = 75
+
+
+def load_exporter():
+    """tools/aotc-export-torch as a Python module (the file has no .py suffix), for quantize_fx."""
+    loader = importlib.machinery.SourceFileLoader("aotc_export_torch", str(EXPORTER))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    return module
 
 
 def onnxruntime(node_modules):
@@ -56,7 +65,6 @@ def onnxruntime(node_modules):
 
 def quantized_onnx(name, size, path):
     torch.manual_seed(0)
-    torch.backends.quantized.engine = "onednn"
     model = getattr(torchvision.models, name)()
     # Batch-norm statistics of random images (cumulative averages), so that activations stay
     # normalised through the random layers and the logits differ, as a trained net's do.
@@ -69,11 +77,9 @@ def quantized_onnx(name, size, path):
             model(torch.randn(8, 3, size, size))
     model.eval()
     example = torch.randn(1, 3, size, size)
-    prepared = prepare_fx(model, get_default_qconfig_mapping("onednn"), (example,))
-    with torch.no_grad():
-        for _ in range(8):
-            prepared(torch.randn(1, 3, size, size))
-    torch.onnx.export(convert_fx(prepared), (example,), str(path), opset_version=13)
+    calibration = [torch.randn(1, 3, size, size) for _ in range(8)]
+    quantized = load_exporter().quantize_fx(model, calibration, engine="onednn")
+    torch.onnx.export(quantized, (example,), str(path), opset_version=13)
 
 
 def check(name, args, modules):
