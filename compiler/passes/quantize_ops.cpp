@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include "ir/shape_rules.h"
 #include "reference/evaluator.h"
@@ -12,8 +13,10 @@ namespace aotc {
 namespace {
 
 // One walk over the quantize nodes. Each match appends the integer nodes that replace the
-// quantize at its position (their inputs are defined earlier); the float nodes they bypass
-// lose their readers and are left to dce.
+// quantize at its position (their inputs are defined earlier), or forwards the quantize's
+// readers to an integer tensor that already holds its values (after the walk, which copies
+// the nodes it has not reached yet); the float nodes they bypass lose their readers and are
+// left to dce.
 class QuantizeOps {
  public:
   QuantizeOps(Graph& g, PassCounters& counters)
@@ -28,6 +31,7 @@ class QuantizeOps {
       if (nodes.size() == before) nodes.push_back(node);
     }
     g_.nodes = std::move(nodes);
+    for (const auto& [from, to] : forwards_) forward_uses(g_, from, to);
   }
 
  private:
@@ -64,6 +68,7 @@ class QuantizeOps {
     bounds.max = dtype_max(out.dtype);
     TensorId v = q.inputs[0];
     if (const Node* act = sole_producer(v, {OpKind::Relu, OpKind::Clamp})) {
+      if (fold_into_qconv2d(q, *act, nodes)) return;
       if (!fold_activation(*act, bounds)) return;
       v = act->inputs[0];
       if (const Node* op = sole_producer(v, {OpKind::Conv2d, OpKind::Linear})) rewrite_conv(q, *op, bounds, nodes);
@@ -81,10 +86,32 @@ class QuantizeOps {
     }
     const std::optional<TensorId> x = dequantized(v);
     if (x && same_quantization(*x, out) && can_forward_uses(g_, q.outputs[0], *x)) {
-      forward_uses(g_, q.outputs[0], *x);
-      nodes.push_back(q);  // now unread: dce removes it
+      forwards_.emplace_back(q.outputs[0], *x);
+      nodes.push_back(q);  // unread after the walk: dce removes it
       counters_.add("quantize_dequantize");
     }
+  }
+
+  // quantize(relu|clamp(dequantize(x))) with x's own parameters, where x is written by a
+  // qconv2d of this walk and read only here (PyTorch FX's conv -> ReLU6 of MobileNets): the
+  // activation folds into the qconv2d's saturation bounds, exactly (fold_activation), and
+  // x takes the quantize's readers.
+  bool fold_into_qconv2d(const Node& q, const Node& act, std::vector<Node>& nodes) {
+    const Node* dq = sole_producer(act.inputs[0], {OpKind::Dequantize});
+    if (dq == nullptr) return false;
+    const TensorId x = dq->inputs[0];
+    if (!same_quantization(x, q.attr<QuantizeAttrs>()) || uses_[static_cast<size_t>(x)] != 1 ||
+        is_graph_output(g_, x) || !can_forward_uses(g_, q.outputs[0], x))
+      return false;
+    const auto conv = std::find_if(nodes.rbegin(), nodes.rend(), [x](const Node& n) { return n.outputs[0] == x; });
+    if (conv == nodes.rend() || conv->op != OpKind::QConv2d || !conv->epilogue.empty()) return false;
+    QConv2dAttrs a = conv->attr<QConv2dAttrs>();
+    if (!fold_activation(act, a)) return false;
+    conv->attrs = a;
+    forwards_.emplace_back(q.outputs[0], x);
+    nodes.push_back(q);  // unread after the walk: dce removes it
+    counters_.add("qconv2d_activation");
+    return true;
   }
 
   bool same_quantization(TensorId x, const QuantizeAttrs& q) const {
@@ -170,6 +197,7 @@ class QuantizeOps {
   PassCounters& counters_;
   const std::vector<int> def_;
   const std::vector<int> uses_;
+  std::vector<std::pair<TensorId, TensorId>> forwards_;  // (from, to), applied after the walk
 };
 
 }  // namespace

@@ -3,23 +3,29 @@
 // writing each output, raw float32, beside its input:
 //
 //   NODE_PATH=.../node_modules node ort_run.js MODEL.onnx N,C,H,W INPUT.bin...   (-> INPUT.bin.ort)
+//
+// With --unoptimised first, no graph optimisations (a QDQ model runs node by node, in float
+// between its DequantizeLinear and QuantizeLinear nodes), writing INPUT.bin.ort-unoptimised.
 'use strict';
 
 const fs = require('fs');
 const ort = require('onnxruntime-node');
 
 async function main() {
-  const [modelPath, shapeText, ...inputs] = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  const unoptimised = args[0] === '--unoptimised';
+  const [modelPath, shapeText, ...inputs] = unoptimised ? args.slice(1) : args;
   const shape = shapeText.split(',').map(Number);
   const session = await ort.InferenceSession.create(modelPath, {
-    executionProviders: ['cpu'], graphOptimizationLevel: 'all', intraOpNumThreads: 1,
+    executionProviders: ['cpu'], graphOptimizationLevel: unoptimised ? 'disabled' : 'all', intraOpNumThreads: 1,
   });
+  const suffix = unoptimised ? '.ort-unoptimised' : '.ort';
   for (const path of inputs) {
     const bytes = fs.readFileSync(path);
     const data = Float32Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4));
     const result = await session.run({[session.inputNames[0]]: new ort.Tensor('float32', data, shape)});
     const out = result[session.outputNames[0]].data;
-    fs.writeFileSync(path + '.ort', Buffer.from(out.buffer, out.byteOffset, out.byteLength));
+    fs.writeFileSync(path + suffix, Buffer.from(out.buffer, out.byteOffset, out.byteLength));
   }
 }
 
