@@ -70,6 +70,19 @@ std::vector<Halide::Expr> outermost_first(const std::vector<Halide::Var>& innerm
   return std::vector<Halide::Expr>(innermost_first.rbegin(), innermost_first.rend());
 }
 
+bool has_avx512_vnni(const Halide::Target& target) {
+  return target.arch == Halide::Target::X86 && target.has_feature(Halide::Target::AVX512_SapphireRapids);
+}
+
+Halide::Target kernel_target(const Halide::Target& library, const Kernel& kernel) {
+  Halide::Target t = library.without_feature(Halide::Target::AVX512_SapphireRapids);
+  for (const Halide::Target::Feature f : kernel.features) {
+    if (f == Halide::Target::AVX512_SapphireRapids && !library.has_feature(f)) continue;
+    t = t.with_feature(f);
+  }
+  return t;
+}
+
 int native_lanes(const Halide::Target& target) { return target.natural_vector_size<float>(); }
 
 bool many_vector_registers(const Halide::Target& target) {

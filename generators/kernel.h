@@ -52,12 +52,26 @@ struct PostOpSpec {
   float alpha = 0;  // kElu only
 };
 
-// A generated kernel: an algorithm with its schedule, ready to compile (AOT or JIT).
+// A generated kernel: an algorithm with its schedule, ready to compile (AOT or JIT) for
+// kernel_target(the library's target, kernel).
 struct Kernel {
   std::vector<Halide::ImageParam> inputs;  // in call order
   Halide::Func output;
   std::string schedule;  // one line naming the schedule and its knobs, for the report
+  // Target features the kernel needs on top of those every kernel gets (kernel_target):
+  // AVX512_SapphireRapids for the AVX512-VNNI dot products.
+  std::vector<Halide::Target::Feature> features;
 };
+
+// Whether an x86 target's kernels may use AVX512-VNNI (vpdpbusd): Halide 14 has these only
+// under its avx512_sapphirerapids feature, which it also sets for AMD Zen 4.
+bool has_avx512_vnni(const Halide::Target& target);
+// The target a kernel compiles for: the library's, without avx512_sapphirerapids unless the
+// kernel asks for it. That feature also means AVX-VNNI (VEX-encoded), which Zen 4 lacks:
+// LLVM 14 emitted VEX vpdpwssd for index arithmetic (a depth_to_space died with SIGILL,
+// found by aotc-fuzz), so only kernels that need it get it, and only their 512-bit dot
+// products (EVEX) use it (tests/kernels/vnni_encoding_test.py checks the objects).
+Halide::Target kernel_target(const Halide::Target& library, const Kernel& kernel);
 
 // What a cost model needs to know of the schedule a generator picks for one
 // layer: its family, the fraction of the target's vector lanes it keeps

@@ -15,8 +15,14 @@ constexpr int64_t kChannelTile = 8;
 // Dense kernel: output channels per block, the lanes of one accumulator vector (one or
 // more native vectors; fixed, so that packed weights do not depend on the target).
 constexpr int kBlock = 16;
-// Dense kernel: input channel pairs staged per reduction chunk.
-constexpr int kPairChunk = 16;
+// Dense kernel: input channels staged per reduction chunk.
+constexpr int kChunkChannels = 32;
+
+// Dense kernel: input channels per dot product (per int32 lane and step).
+int dot_channels(const QConv2dSpec& s) { return s.vnni ? 4 : 2; }
+
+// The uint8 value the VNNI kernel multiplies for an input zero point (int8 ones shift by 128).
+int64_t unsigned_zero(const QConv2dSpec& s) { return s.in_zero + (s.input_type.is_int() ? 128 : 0); }
 
 int64_t extent(int64_t in, int kernel, int stride, int pad_begin, int pad_end, int dilation) {
   const int64_t span = in + pad_begin + pad_end - int64_t{dilation} * (kernel - 1) - 1;
@@ -34,6 +40,7 @@ void check(const QConv2dSpec& s) {
   for (const Halide::Type& t : {s.input_type, s.out_type})
     require(t == Halide::Int(8) || t == Halide::UInt(8), "qconv2d: int8 or uint8 activations only");
   require(s.weight_type == Halide::Int(8) || s.weight_type == Halide::Int(32), "qconv2d: int8 or int32 packed weights");
+  require(!s.vnni || (s.groups == 1 && s.weight_type == Halide::Int(8)), "qconv2d: VNNI needs groups 1 and int8 weights");
   const int64_t lowest = s.out_type.is_int() ? -128 : 0;
   require(s.min <= s.max && s.min >= lowest && s.max <= lowest + 255, "qconv2d: saturation bounds outside the output type");
 }
@@ -74,16 +81,29 @@ PackedWeights pack_qconv2d_weights(const QConv2dSpec& s, const float* oihw, cons
         for (int64_t tap = 0; tap < taps; ++tap) p.data.push_back(shifted(o, c, tap));
     return p;
   }
-  // [O/B, C/2, KH, KW, B, 2]: a pair of input channels of B output channels is one vector;
-  // the channels past O and C are zeros.
-  const int64_t blocks = (s.out_channels + kBlock - 1) / kBlock, pairs = (in_per_group + 1) / 2;
-  p.shape = {blocks, pairs, s.kernel[0], s.kernel[1], kBlock, 2};
+  // [O/B, C/D, KH, KW, B, D]: D input channels of B output channels are one vector (D = 2
+  // or 4: dot_channels); the channels past O and C are zeros.
+  const int64_t d = dot_channels(s), blocks = (s.out_channels + kBlock - 1) / kBlock, groups = (in_per_group + d - 1) / d;
+  p.shape = {blocks, groups, s.kernel[0], s.kernel[1], kBlock, d};
   p.data.assign(static_cast<size_t>(num_elements(p.shape)), 0.0f);
   for (int64_t o = 0; o < s.out_channels; ++o)
     for (int64_t c = 0; c < in_per_group; ++c)
       for (int64_t tap = 0; tap < taps; ++tap)
-        p.data[static_cast<size_t>((((o / kBlock * pairs + c / 2) * taps + tap) * kBlock + o % kBlock) * 2 + c % 2)] =
+        p.data[static_cast<size_t>((((o / kBlock * groups + c / d) * taps + tap) * kBlock + o % kBlock) * d + c % d)] =
             shifted(o, c, tap);
+  return p;
+}
+
+PackedWeights qconv2d_weight_sums(const QConv2dSpec& s, const float* oihw) {
+  check(s);
+  require(s.vnni, "qconv2d: weight sums are the VNNI kernel's");
+  const int64_t per_channel = s.input_shape[1] * s.kernel[0] * s.kernel[1];
+  PackedWeights p{{s.out_channels}, {}, Halide::Int(32)};
+  for (int64_t o = 0; o < s.out_channels; ++o) {
+    float sum = 0;  // |sum| <= 128 * 32767 taps < 2^24: exact
+    for (int64_t i = 0; i < per_channel; ++i) sum += oihw[o * per_channel + i];
+    p.data.push_back(sum);
+  }
   return p;
 }
 
@@ -144,37 +164,51 @@ Kernel rows_qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
 }
 
 
-// Dense (groups 1): a GEMM-like register tile that broadcasts a pair of input channels of
-// one pixel (int16, zero point subtracted) against a vector of kBlock output channels'
-// weight pairs: each pair of products sums into one int32 lane (pmaddwd on x86). The pairs
-// of a chunk of input channels are staged per tile, padding as zeros.
+// Dense (groups 1): a GEMM-like register tile that broadcasts D input channels of one pixel
+// against a vector of kBlock output channels' weights, each D products summed into one int32
+// lane: int16 pairs, zero point subtracted (pmaddwd on x86), or with spec.vnni uint8 quads
+// (vpdpbusd). The channels of a chunk are staged per tile.
 Kernel dense_qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
   const Shape out_shape = qconv2d_output_shape(s);
   const int64_t o_count = out_shape[1], oh = out_shape[2], ow = out_shape[3], c_count = s.input_shape[1];
-  const int pairs = static_cast<int>((c_count + 1) / 2), blocks = static_cast<int>((o_count + kBlock - 1) / kBlock);
+  const int d = dot_channels(s);
+  const int groups = static_cast<int>((c_count + d - 1) / d), blocks = static_cast<int>((o_count + kBlock - 1) / kBlock);
 
   Kernel kernel;
   Halide::ImageParam input = dense_input("input", s.input_shape, s.input_type);
-  Halide::ImageParam weights = dense_input("weights", {blocks, pairs, s.kernel[0], s.kernel[1], kBlock, 2}, s.weight_type);
+  Halide::ImageParam weights = dense_input("weights", {blocks, groups, s.kernel[0], s.kernel[1], kBlock, d}, s.weight_type);
   Halide::ImageParam bias = dense_input("bias", {o_count}, Halide::Int(32));
   Halide::ImageParam multiplier = dense_input("multiplier", {o_count}, Halide::Float(32));
   kernel.inputs = {input, weights, bias, multiplier};
 
   /* algorithm */
-  Var i("i"), b("b"), x("x"), y("y"), c2("c2"), ob("ob"), o("o"), n("n");
+  Var i("i"), b("b"), x("x"), y("y"), cg("cg"), ob("ob"), o("o"), n("n");
   const int h = static_cast<int>(s.input_shape[2]), w = static_cast<int>(s.input_shape[3]);
   Func padded = Halide::BoundaryConditions::constant_exterior(
       input, Halide::cast(s.input_type, static_cast<int>(s.in_zero)), {{0, w}, {0, h}, {0, static_cast<int>(c_count)}});
-  Func paired("paired");
-  paired(i, c2, x, y, n) = Halide::cast<int16_t>(padded(x, y, c2 * 2 + i, n)) - static_cast<int16_t>(s.in_zero);
-  Halide::RDom r(0, 2, 0, s.kernel[1], 0, s.kernel[0], 0, pairs, "r");
+  const Expr value = padded(x, y, cg * d + i, n);
+  // The values each step multiplies: int16 minus the zero point, or uint8 (int8 + 128).
+  Func staged("staged");
+  if (s.vnni)
+    staged(i, cg, x, y, n) = s.input_type.is_int() ? Halide::cast<uint8_t>(Halide::cast<int16_t>(value) + 128) : value;
+  else
+    staged(i, cg, x, y, n) = Halide::cast<int16_t>(value) - static_cast<int16_t>(s.in_zero);
+  Halide::RDom r(0, d, 0, s.kernel[1], 0, s.kernel[0], 0, groups, "r");
   const Expr channel = Halide::min(ob * kBlock + b, static_cast<int>(o_count) - 1);
+  const Expr tap = staged(r.x, r.w, x * s.stride[1] + r.y * s.dilation[1] - s.pad[1],
+                          y * s.stride[0] + r.z * s.dilation[0] - s.pad[0], n);
+  const Expr weight = weights(r.x, b, r.y, r.z, r.w, ob);
   Func acc("acc");
-  acc(b, x, y, ob, n) = bias(channel);
-  acc(b, x, y, ob, n) +=
-      Halide::cast<int32_t>(Halide::cast<int16_t>(weights(r.x, b, r.y, r.z, r.w, ob))) *
-      Halide::cast<int32_t>(paired(r.x, r.w, x * s.stride[1] + r.y * s.dilation[1] - s.pad[1],
-                                   y * s.stride[0] + r.z * s.dilation[0] - s.pad[0], n));
+  if (s.vnni) {
+    Halide::ImageParam sums = dense_input("weight_sums", {o_count}, Halide::Int(32));
+    kernel.inputs.push_back(sums);
+    kernel.features.push_back(Halide::Target::AVX512_SapphireRapids);
+    acc(b, x, y, ob, n) = bias(channel) - static_cast<int32_t>(unsigned_zero(s)) * sums(channel);
+    acc(b, x, y, ob, n) += Halide::cast<int32_t>(tap) * Halide::cast<int32_t>(weight);
+  } else {
+    acc(b, x, y, ob, n) = bias(channel);
+    acc(b, x, y, ob, n) += Halide::cast<int32_t>(Halide::cast<int16_t>(weight)) * Halide::cast<int32_t>(tap);
+  }
   Func requantized("requantized");
   requantized(b, x, y, ob, n) = requantize(s, acc(b, x, y, ob, n), multiplier(channel));
   Func output("qconv2d");
@@ -186,12 +220,13 @@ Kernel dense_qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
   const int block_tile = blocks % 2 == 0 ? 2 : 1;
   const int tile_x = static_cast<int>(
       std::clamp<int64_t>(broadcast_tile_accumulators(target) / (block_tile * vectors_per_block), 1, ow));
-  int chunk = static_cast<int>(largest_divisor_at_most(pairs, kPairChunk));
+  const int64_t bytes = s.vnni ? 1 : 2;
+  int chunk = static_cast<int>(largest_divisor_at_most(groups, kChunkChannels / d));
   const auto staged_bytes = [&](int c) {
-    return int64_t{2} * 2 * c * ((tile_x - 1) * s.stride[1] + (s.kernel[1] - 1) * s.dilation[1] + 1) *
+    return bytes * d * c * ((tile_x - 1) * s.stride[1] + (s.kernel[1] - 1) * s.dilation[1] + 1) *
            ((s.kernel[0] - 1) * s.dilation[0] + 1);
   };
-  while (chunk > 1 && staged_bytes(chunk) > kMaxStagedBytes) chunk = static_cast<int>(largest_divisor_at_most(pairs, chunk - 1));
+  while (chunk > 1 && staged_bytes(chunk) > kMaxStagedBytes) chunk = static_cast<int>(largest_divisor_at_most(groups, chunk - 1));
   Var xo("xo"), xi("xi"), oo("oo"), oi("oi"), pixels("pixels"), tiles("tiles"), tasks("tasks"), tile("tile");
   output.split(x, xo, xi, tile_x, Halide::TailStrategy::ShiftInwards)
       .split(o, oo, oi, kBlock * block_tile, Halide::TailStrategy::GuardWithIf)
@@ -212,17 +247,24 @@ Kernel dense_qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
       .vectorize(b)
       .unroll(x)
       .unroll(ob);
-  paired.compute_at(acc, chunks).store_in(Halide::MemoryType::Stack);
+  staged.compute_at(acc, chunks).store_in(Halide::MemoryType::Stack);
   kernel.schedule = "qconv2d: " + std::to_string(tile_x) + " pixels x " + std::to_string(block_tile) + "x" +
-                    std::to_string(kBlock) + " channels per register tile, int16 pairs of channels (" +
-                    std::to_string(chunk) + " staged at a time), " + parallel;
+                    std::to_string(kBlock) + " channels per register tile, " +
+                    (s.vnni ? "uint8 x int8 quads of channels (vpdpbusd, " : "int16 pairs of channels (") +
+                    std::to_string(chunk * d) + " channels staged at a time), " + parallel;
   kernel.output = output;
   return kernel;
 }
 
 }  // namespace
 
+bool qconv2d_uses_vnni(const QConv2dSpec& s, const Halide::Target& target) {
+  return s.groups == 1 && s.weight_type == Halide::Int(8) && has_avx512_vnni(target);
+}
+
 Kernel qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
+  check(s);
+  require(!s.vnni || has_avx512_vnni(target), "qconv2d: VNNI dot products on a target without them");
   return s.groups == 1 ? dense_qconv2d(s, target) : rows_qconv2d(s, target);
 }
 

@@ -14,6 +14,12 @@
 //   point subtracted, staged per tile and chunk of channels) against the block's weight
 //   pairs, each pair of products summed into an int32 lane (pmaddwd on x86: twice the
 //   multiply-adds of a float FMA per instruction). Weights [O/16, C/2, KH, KW, 16, 2].
+// - dense with spec.vnni: the same tile, each step broadcasting 4 input channels of a pixel
+//   as uint8 (int8 inputs + 128) against int8 weight quads, vpdpbusd summing the 4 products
+//   into each int32 lane (64 multiply-adds per instruction). The input's zero point is not
+//   subtracted (padding holds it): zero point x the weights' sum per output channel (a fifth
+//   input, qconv2d_weight_sums) is subtracted from the bias. Weights
+//   [O/16, C/4, KH, KW, 16, 4].
 // - grouped and depthwise: output rows vectorised (int32 accumulators, as many lanes as
 //   float32), a register tile of a few output channels accumulating over (c, ky, kx).
 //   Weights [O, C/groups, KH, KW].
@@ -40,7 +46,14 @@ struct QConv2dSpec {
   Halide::Type out_type = Halide::UInt(8);
   int64_t out_zero = 0;
   int64_t min = 0, max = 255;  // saturation bounds, within out_type
+  // Dense only: uint8 x int8 dot products of 4 input channels (AVX512-VNNI vpdpbusd) rather
+  // than int16 pairs; needs Int(8) weights (every zero point 0). qconv2d_uses_vnni() says
+  // when a target has them.
+  bool vnni = false;
 };
+
+// Whether `spec` (vnni aside) can take VNNI dot products on `target`.
+bool qconv2d_uses_vnni(const QConv2dSpec& spec, const Halide::Target& target);
 
 // [N, O, OH, OW]; throws std::invalid_argument for an inconsistent spec.
 Shape qconv2d_output_shape(const QConv2dSpec& spec);
@@ -49,6 +62,10 @@ Shape qconv2d_output_shape(const QConv2dSpec& spec);
 // the schedule's layout (above) of spec.weight_type (Int(8) when every zero point is 0, else
 // Int(32)); channels past O and C in the dense layout are zeros.
 PackedWeights pack_qconv2d_weights(const QConv2dSpec& spec, const float* oihw, const std::vector<int64_t>& zero_points);
+
+// spec.vnni: the fifth input, [O] int32: the sum of output channel o's weights (int8, zero
+// points 0; at most 32767 taps keep it below 2^24).
+PackedWeights qconv2d_weight_sums(const QConv2dSpec& spec, const float* oihw);
 
 Kernel qconv2d(const QConv2dSpec& spec, const Halide::Target& target);
 

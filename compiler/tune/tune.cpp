@@ -71,7 +71,7 @@ class CandidateRun {
         if (i + 1 < s.args.size()) step.kernel.inputs[i].set(b);
         else step.output = b;
       }
-      step.kernel.output.compile_jit(target);
+      step.kernel.output.compile_jit(gen::kernel_target(target, step.kernel));
       steps_.push_back(std::move(step));
     }
   }

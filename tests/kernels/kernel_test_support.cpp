@@ -135,7 +135,7 @@ KernelRun run_kernel(gen::Kernel& kernel, const std::vector<const Value*>& input
   Halide::Pipeline pipeline(kernel.output);
   pipeline.jit_handlers().custom_malloc = counting_malloc;
   pipeline.jit_handlers().custom_free = counting_free;
-  pipeline.compile_jit(target);
+  pipeline.compile_jit(gen::kernel_target(target, kernel));
   heap_allocations = 0;
   pipeline.realize(out_buffer);
   run.heap_allocations = heap_allocations;

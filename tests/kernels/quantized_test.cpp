@@ -51,7 +51,7 @@ std::vector<float> run_typed(gen::Kernel& kernel, const std::vector<std::vector<
     kernel.inputs[i].set(buffers.back());
   }
   const std::vector<int> extents(out_shape.rbegin(), out_shape.rend());
-  Halide::Buffer<> out = kernel.output.realize(extents, target);
+  Halide::Buffer<> out = kernel.output.realize(extents, gen::kernel_target(target, kernel));
   return values_of(out);
 }
 
@@ -107,8 +107,8 @@ struct QConvCase {
 };
 
 // A qconv2d node of `c` with random integers and scales, evaluated by the reference, and the
-// generator's kernel on the same values.
-void check_qconv2d(const QConvCase& c, unsigned seed, const std::string& target) {
+// generator's kernel on the same values (with VNNI dot products if `vnni`).
+void check_qconv2d(const QConvCase& c, unsigned seed, const std::string& target, bool vnni = false) {
   std::mt19937 rng(seed);
   const auto integers = [&rng](DType dtype, int64_t count) {
     std::uniform_int_distribution<int> d(static_cast<int>(dtype_min(dtype)), static_cast<int>(dtype_max(dtype)));
@@ -169,13 +169,19 @@ void check_qconv2d(const QConvCase& c, unsigned seed, const std::string& target)
   spec.out_zero = a.out.quant.zero_point[0];
   spec.min = a.min;
   spec.max = a.max;
+  spec.vnni = vnni;
   const gen::PackedWeights packed = gen::pack_qconv2d_weights(spec, g.tensor(w).data->data(), wq.zero_point);
   std::vector<float> bias(static_cast<size_t>(o), 0.0f), multipliers;
   if (c.bias) bias = *g.tensor(inputs[2]).data;
   for (int64_t i = 0; i < o; ++i) multipliers.push_back(requantization_multiplier(xq, wq, a.out.quant, i));
   gen::Kernel kernel = gen::qconv2d(spec, target_named(target));
-  const std::vector<float> got = run_typed(kernel, {input.data, packed.data, bias, multipliers},
-                                           {c.input, packed.shape, {o}, {o}}, want.shape, target_named(target));
+  std::vector<std::vector<float>> inputs_data = {input.data, packed.data, bias, multipliers};
+  std::vector<Shape> shapes = {c.input, packed.shape, {o}, {o}};
+  if (vnni) {
+    inputs_data.push_back(gen::qconv2d_weight_sums(spec, g.tensor(w).data->data()).data);
+    shapes.push_back({o});
+  }
+  const std::vector<float> got = run_typed(kernel, inputs_data, shapes, want.shape, target_named(target));
   ASSERT_EQ(got.size(), want.data.size());
   size_t wrong = 0, first = 0;
   for (size_t i = 0; i < got.size(); ++i)
@@ -208,6 +214,26 @@ TEST(QConv2dKernel, MatchesTheEvaluatorExactly) {
   check_qconv2d(cases[1], 202, kSse41);
   check_qconv2d(cases[6], 203, kAvx2);
   check_qconv2d(cases[7], 204, kSse41);
+}
+
+// The VNNI kernel (uint8 x int8 quads, the input's zero point folded into the bias) on the
+// dense cases with int8 weights of zero point 0: u8 and i8 inputs, odd channel counts (3, 5,
+// 7: zero channels pad the last quad), two chunks, strides, dilation, tails.
+TEST(QConv2dKernel, VnniMatchesTheEvaluatorExactly) {
+  const Halide::Target host = target_named("host");
+  if (!gen::has_avx512_vnni(host)) GTEST_SKIP() << "this CPU has no AVX512-VNNI (host target " << host.to_string() << ")";
+  const std::vector<QConvCase> cases = {
+      {{1, 3, 17, 19}, 8, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, DType::U8, DType::I8, DType::U8, false, false, true, true},
+      {{1, 5, 6, 33}, 6, {5, 5}, {3, 1}, {1, 1}, {2, 2, 2, 2}, 1, DType::I8, DType::I8, DType::U8, true, false, true, false},
+      {{1, 64, 1, 1}, 10, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, DType::U8, DType::I8, DType::U8, true, false, true, false},
+      {{1, 72, 9, 11}, 64, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, DType::U8, DType::I8, DType::I8, true, false, true, true},
+      {{1, 7, 10, 10}, 32, {3, 3}, {2, 2}, {2, 2}, {2, 2, 1, 1}, 1, DType::I8, DType::I8, DType::U8, false, false, false, false},
+  };
+  unsigned seed = 300;
+  for (const QConvCase& c : cases) {
+    SCOPED_TRACE(to_string(c.input) + " -> " + std::to_string(c.out_channels));
+    check_qconv2d(c, seed++, "host", true);
+  }
 }
 
 }  // namespace

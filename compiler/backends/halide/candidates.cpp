@@ -119,7 +119,7 @@ KernelSource halide_kernel_source(const std::string& function, const std::string
     gen::Kernel k = build(t);
     AOTC_CHECK(!t.has_gpu_feature() || runs_on_gpu(k.output), function, ": its generator has no GPU schedule");
     std::vector<Halide::Argument> arguments(k.inputs.begin(), k.inputs.end());
-    const Halide::Module module = k.output.compile_to_module(arguments, function, t);
+    const Halide::Module module = k.output.compile_to_module(arguments, function, gen::kernel_target(t, k));
     return KernelSource::Compiled{k.schedule, compile_kernel_object(module, object, cache_dir)};
   };
   return source;

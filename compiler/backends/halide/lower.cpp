@@ -226,7 +226,7 @@ class Lowering {
 
   // The node's one kernel (node_kernel.h) as a call over the memory plan.
   void lower_node_kernel(const Node& node) {
-    const NodeKernel k = node_kernel(g_, node);
+    const NodeKernel k = node_kernel(g_, node, target_);
     std::vector<BufferRef> packed_weights;
     for (const auto& pack : k.packed) packed_weights.push_back(packed(pack()));
     add_step(g_.tensor(node.outputs[0]).name, k.step, packed_weights, nullptr);

@@ -107,9 +107,10 @@ NodeKernel elementwise_kernel(const Graph& g, const Node& node) {
   return b.finish([spec](const Halide::Target& t) { return gen::elementwise(spec, t); }, b.output_elements());
 }
 
-// qconv2d: the weights minus their zero points, the bias (zeros without one) and the
-// per-channel requantization multipliers, all packed at compile time.
-NodeKernel qconv2d_kernel(const Graph& g, const Node& node, StepBuilder& b) {
+// qconv2d: the weights minus their zero points, the bias (zeros without one), the
+// per-channel requantization multipliers and, for VNNI dot products, the weights' sums, all
+// packed at compile time.
+NodeKernel qconv2d_kernel(const Graph& g, const Node& node, const Halide::Target& target, StepBuilder& b) {
   const auto& a = node.attr<QConv2dAttrs>();
   const Tensor& x = g.tensor(node.inputs[0]);
   const Tensor& w = constant_input(g, node, 1, "weight");
@@ -130,6 +131,7 @@ NodeKernel qconv2d_kernel(const Graph& g, const Node& node, StepBuilder& b) {
   spec.out_zero = a.out.quant.zero_point[0];
   spec.min = a.min;
   spec.max = a.max;
+  spec.vnni = gen::qconv2d_uses_vnni(spec, target);
   b.tensor(node.inputs[0]);
   const std::shared_ptr<const std::vector<float>> weights = w.data;
   b.packed([spec, weights, zero_points = wq.zero_point] {
@@ -144,6 +146,7 @@ NodeKernel qconv2d_kernel(const Graph& g, const Node& node, StepBuilder& b) {
   for (int64_t o = 0; o < spec.out_channels; ++o)
     multipliers.push_back(requantization_multiplier(*x.quant, wq, a.out.quant, o));
   b.packed([multipliers] { return gen::PackedWeights{{static_cast<int64_t>(multipliers.size())}, multipliers}; });
+  if (spec.vnni) b.packed([spec, weights] { return gen::qconv2d_weight_sums(spec, weights->data()); });
   const double macs = b.output_elements() * static_cast<double>(w.shape[1] * w.shape[2] * w.shape[3]);
   return b.finish([spec](const Halide::Target& t) { return gen::qconv2d(spec, t); }, 2 * macs);
 }
@@ -158,7 +161,7 @@ bool has_node_kernel(OpKind op) {
   }
 }
 
-NodeKernel node_kernel(const Graph& g, const Node& node) {
+NodeKernel node_kernel(const Graph& g, const Node& node, const std::string& target) {
   AOTC_CHECK(has_node_kernel(node.op), "no single kernel for op ", op_name(node.op));
   switch (op_class(node.op)) {
     case OpClass::kElementwise:
@@ -279,7 +282,7 @@ NodeKernel node_kernel(const Graph& g, const Node& node) {
       b.tensor(node.inputs[0]);
       return b.finish([spec](const Halide::Target& t) { return gen::quantize(spec, t); }, 2 * out_elements);
     }
-    case OpKind::QConv2d: return qconv2d_kernel(g, node, b);
+    case OpKind::QConv2d: return qconv2d_kernel(g, node, Halide::Target(target), b);
     case OpKind::DepthToSpace: {
       const gen::DepthToSpaceSpec spec{g.tensor(node.inputs[0]).shape, node.attr<DepthToSpaceAttrs>().block,
                                        epilogue_specs(g, node)};

@@ -29,8 +29,9 @@ struct NodeKernel {
 // Whether node_kernel() covers `op`.
 bool has_node_kernel(OpKind op);
 
-// Throws UserError(kUnsupported) when the node's weights are not constant.
-NodeKernel node_kernel(const Graph& g, const Node& node);
+// Throws UserError(kUnsupported) when the node's weights are not constant. `target` (a
+// Halide target string) decides what its instructions allow (qconv2d's VNNI dot products).
+NodeKernel node_kernel(const Graph& g, const Node& node, const std::string& target);
 
 // A dense copy of a tensor of `shape` (a concat's input into its slice of the
 // output): the copy kernel's key (one kernel per shape and alignment) and
