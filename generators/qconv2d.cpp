@@ -157,12 +157,21 @@ Kernel rows_qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
       output, plane, o_count / tile * s.input_shape[0], oh * ow * tile * in_per_group * s.kernel[0] * s.kernel[1] / kMacsPerElement);
   acc.compute_at(output, xo).vectorize(x).unroll(o);
   acc.update().reorder(x, o, r.x, r.y, r.z).vectorize(x).unroll(o);
+  // The input rows an output row reads, zero point subtracted and padding made, staged on
+  // the stack per output row: no bounds checks or conversions in the taps' loop.
+  const int64_t staged_bytes = int64_t{2} * tile * in_per_group / std::min<int64_t>(out_per_group, tile) *
+                               ((ow - 1) * s.stride[1] + (s.kernel[1] - 1) * s.dilation[1] + 1 + lanes) *
+                               ((s.kernel[0] - 1) * s.dilation[0] + 1);
+  const bool staged = s.stride[1] <= kMaxStagedLoadStride && staged_bytes <= kMaxStagedBytes;
+  if (staged) {
+    shifted.compute_at(output, y);
+    stage_on_stack(shifted, lanes);
+  }
   kernel.schedule = "qconv2d: rows vectorised (" + std::to_string(lanes) + " int32 lanes) x " + std::to_string(tile) +
-                    " channels per register tile, " + parallel;
+                    " channels per register tile, " + (staged ? "input rows staged, " : "") + parallel;
   kernel.output = output;
   return kernel;
 }
-
 
 // Dense (groups 1): a GEMM-like register tile that broadcasts D input channels of one pixel
 // against a vector of kBlock output channels' weights, each D products summed into one int32
