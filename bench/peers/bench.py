@@ -322,7 +322,8 @@ def main():
           f"{result['machine']['aotc']}, ONNX Runtime {result['machine']['onnxruntime_node']} (node), "
           f"torch/torchvision {result['machine']['torch']}")
     for t, p in result["peak"].items():
-        print(f"measured peak, {t} thread(s): {p['gflops']:.1f} GFLOP/s FP32 FMA ({p['isa']}), "
+        int8 = f", {p['int8_gops']:.1f} GOP/s int8 (vpdpbusd)" if p.get("int8_gops") else ""
+        print(f"measured peak, {t} thread(s): {p['gflops']:.1f} GFLOP/s FP32 FMA ({p['isa']}){int8}, "
               f"copy {p['copy_gbs']:.1f} GB/s, triad {p['triad_gbs']:.1f} GB/s")
     print(f"median of {args.runs} runs after warm-up, best of {args.repeats} repetitions, systems "
           f"interleaved in batches of {args.batch}; load average {result['load_average_start'][0]:.2f} "

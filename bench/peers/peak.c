@@ -2,13 +2,15 @@
  *
  *   cc -O2 -march=native -pthread peak.c -o peak
  *   peak 1 2        -> one JSON line per thread count:
- *   {"threads": 1, "gflops": ..., "isa": "avx512", "copy_gbs": ..., "triad_gbs": ...,
- *    "copy_l2_gbs": ..., "copy_l3_gbs": ..., "l2_bytes": L2 per core, "l3_bytes": L3}
+ *   {"threads": 1, "gflops": ..., "isa": "avx512", "int8_gops": ..., "copy_gbs": ...,
+ *    "triad_gbs": ..., "copy_l2_gbs": ..., "copy_l3_gbs": ..., "l2_bytes": L2 per core, "l3_bytes": L3}
  *
  * FMA: independent vector accumulators (more than FMA latency x FMA pipes, so the pipes
  * never wait on a result), all in registers: 16 of AVX-512's 32, 12 of AVX2's 16 (16 there
  * left no register for the two operands, and the spilled chains halved the figure);
- * FLOPs = iterations x accumulators x lanes x 2. The ISA is
+ * FLOPs = iterations x accumulators x lanes x 2. Int8: the same loop of AVX512-VNNI vpdpbusd
+ * (64 uint8 x int8 multiply-adds into 16 int32 lanes per instruction), ops = iterations x
+ * accumulators x 64 x 2; null without AVX512-VNNI (the int8 kernels' dot product). The ISA is
  * picked at compile time by -march=native: AVX-512 if the CPU has it, else AVX2+FMA.
  * Bandwidth: copy (a = b, 8 bytes per element) and triad (a = b + s*c, 12 bytes per element,
  * STREAM's counting, without the write-allocate read) over arrays far larger than the caches.
@@ -92,6 +94,29 @@ static void* fma_worker(void* sink) {
   return NULL;
 }
 
+#if defined(__AVX512VNNI__)
+#define INT8_PEAK 1
+static void* vnni_worker(void* sink) {
+  __m512i acc[16];
+  for (int j = 0; j < 16; ++j) acc[j] = _mm512_set1_epi32(j);
+  const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
+  for (long i = 0; i < FMA_ITERATIONS; ++i) {
+    acc[0] = _mm512_dpbusd_epi32(acc[0], a, b); acc[1] = _mm512_dpbusd_epi32(acc[1], a, b);
+    acc[2] = _mm512_dpbusd_epi32(acc[2], a, b); acc[3] = _mm512_dpbusd_epi32(acc[3], a, b);
+    acc[4] = _mm512_dpbusd_epi32(acc[4], a, b); acc[5] = _mm512_dpbusd_epi32(acc[5], a, b);
+    acc[6] = _mm512_dpbusd_epi32(acc[6], a, b); acc[7] = _mm512_dpbusd_epi32(acc[7], a, b);
+    acc[8] = _mm512_dpbusd_epi32(acc[8], a, b); acc[9] = _mm512_dpbusd_epi32(acc[9], a, b);
+    acc[10] = _mm512_dpbusd_epi32(acc[10], a, b); acc[11] = _mm512_dpbusd_epi32(acc[11], a, b);
+    acc[12] = _mm512_dpbusd_epi32(acc[12], a, b); acc[13] = _mm512_dpbusd_epi32(acc[13], a, b);
+    acc[14] = _mm512_dpbusd_epi32(acc[14], a, b); acc[15] = _mm512_dpbusd_epi32(acc[15], a, b);
+  }
+  __m512i total = acc[0];
+  for (int j = 1; j < 16; ++j) total = _mm512_add_epi32(total, acc[j]);
+  *(int*)sink = _mm512_reduce_add_epi32(total);
+  return NULL;
+}
+#endif
+
 /* Runs fn(arg[t]) on `threads` threads and returns the wall time of the slowest. */
 static double run_threads(int threads, void* (*fn)(void*), void** args) {
   pthread_t ids[MAX_THREADS];
@@ -112,6 +137,25 @@ static double fma_gflops(int threads) {
     if (flops / seconds > best) best = flops / seconds;
   }
   return best * 1e-9;
+}
+
+/* Int8 dot-product operations per second (2 per multiply-add), billions; < 0 without VNNI. */
+static double int8_gops(int threads) {
+#if defined(INT8_PEAK)
+  int sinks[MAX_THREADS];
+  void* args[MAX_THREADS];
+  for (int t = 0; t < threads; ++t) args[t] = &sinks[t];
+  double best = 0;
+  for (int r = 0; r < REPEATS; ++r) {
+    const double seconds = run_threads(threads, vnni_worker, args);
+    const double ops = (double)threads * FMA_ITERATIONS * 16 * 64 * 2;
+    if (ops / seconds > best) best = ops / seconds;
+  }
+  return best * 1e-9;
+#else
+  (void)threads;
+  return -1;
+#endif
 }
 
 /* ---- bandwidth ---- */
@@ -251,15 +295,17 @@ int main(int argc, char** argv) {
       fprintf(stderr, "peak: thread count %s out of range\n", argv[i]);
       return 1;
     }
-    const double gflops = fma_gflops(threads);
+    const double gflops = fma_gflops(threads), int8 = int8_gops(threads);
     const double copy = bandwidth_gbs(threads, a, b, c, 0);
     const double triad = bandwidth_gbs(threads, a, b, c, 1);
     const long l2 = cache_bytes(2, _SC_LEVEL2_CACHE_SIZE, 512L << 10);  /* per core */
     const long l3 = cache_bytes(3, _SC_LEVEL3_CACHE_SIZE, 8L << 20);
     const double copy_l2 = cache_copy_gbs(threads, threads * l2 / 2), copy_l3 = cache_copy_gbs(threads, l3 / 4);
-    printf("{\"threads\": %d, \"isa\": \"%s\", \"gflops\": %.2f, \"copy_gbs\": %.2f, \"triad_gbs\": %.2f, "
-           "\"copy_l2_gbs\": %.2f, \"copy_l3_gbs\": %.2f, \"l2_bytes\": %ld, \"l3_bytes\": %ld}\n",
-           threads, ISA, gflops, copy, triad, copy_l2, copy_l3, l2, l3);
+    char int8_text[32] = "null";
+    if (int8 > 0) snprintf(int8_text, sizeof int8_text, "%.2f", int8);
+    printf("{\"threads\": %d, \"isa\": \"%s\", \"gflops\": %.2f, \"int8_gops\": %s, \"copy_gbs\": %.2f, "
+           "\"triad_gbs\": %.2f, \"copy_l2_gbs\": %.2f, \"copy_l3_gbs\": %.2f, \"l2_bytes\": %ld, \"l3_bytes\": %ld}\n",
+           threads, ISA, gflops, int8_text, copy, triad, copy_l2, copy_l3, l2, l3);
     fflush(stdout);
   }
   free(a);

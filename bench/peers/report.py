@@ -54,15 +54,20 @@ def main_rows(result):
 
 def int8_row(result, model, threads, aotc):
     """The int8 columns of a row: the int8 systems' times, ORT int8 over aotc int8 (above 1,
-    aotc is faster) and float aotc over int8 aotc (the int8 speedup), and whether aotc int8's
-    top-1 agreed with the int8 reference (None where not checked)."""
+    aotc is faster) and float aotc over int8 aotc (the int8 speedup), aotc int8's rate as a
+    fraction of the measured int8 dot-product peak (the float model's operation count: the
+    same multiply-adds; None without an int8 peak), and whether aotc int8's top-1 agreed with
+    the int8 reference (None where not checked)."""
     m = result["models"][model]
     aotc_int8, ort_int8 = latency(result, model, "aotc-int8", threads), latency(result, model, "ort-int8", threads)
     check = (m.get("int8_check") or {}).get("systems", {}).get(f"aotc-int8/{threads}")
+    int8_peak = result["peak"][str(threads)].get("int8_gops")
+    int8_gops = m["flops"] / (aotc_int8 * 1e6) if aotc_int8 and m.get("flops") else None
     return {"int8_export_error": m.get("int8_export", {}).get("error"),
             "aotc_int8_ms": aotc_int8, "ort_int8_ms": ort_int8,
             "eager_int8_ms": latency(result, model, "eager-int8", threads),
             "ort_int8_over_aotc_int8": ratio(ort_int8, aotc_int8), "aotc_over_aotc_int8": ratio(aotc, aotc_int8),
+            "aotc_int8_gops": int8_gops, "aotc_int8_peak_fraction": ratio(int8_gops, int8_peak),
             "aotc_int8_same_top1": check["same_top1"] if check else None}
 
 
@@ -83,6 +88,7 @@ def print_main_table(rows, first_threads, systems):
             f"{'script ms':>9} {'aotc GF/s':>9} {'%peak':>6} {'aotc t' + str(first_threads) + '/tN':>9} {'bg':>5}"
             + (f" {'base ms':>9} {'base/aotc':>9}" if with_base else "")
             + (f" {'aotc-i8 ms':>10} {'ORT-i8 ms':>10} {'eager-i8 ms':>11} {'ORT-i8/aotc-i8':>14} {'aotc/aotc-i8':>12}"
+               f" {'i8 %peak':>8}"
                if with_int8 else ""))
     print(head)
     print("-" * len(head))
@@ -100,6 +106,7 @@ def print_main_table(rows, first_threads, systems):
                  f" {ms(r, 'ort-int8', 'ort_int8_ms', 10)} {ms(r, 'eager-int8', 'eager_int8_ms', 11)}"
                  f" {fmt(r['ort_int8_over_aotc_int8'], '14.2f', '-'):>14}"
                  f" {fmt(r['aotc_over_aotc_int8'], '12.2f', '-'):>12}"
+                 f" {fmt(r['aotc_int8_peak_fraction'] and 100 * r['aotc_int8_peak_fraction'], '7.1f', '-'):>7}%"
                  if with_int8 else ""))
     for model, error in dict.fromkeys((r["model"], r["int8_export_error"]) for r in rows if r["int8_export_error"]):
         print(f"{model}: no int8 export ({error})")
