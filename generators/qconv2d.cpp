@@ -184,7 +184,8 @@ Kernel dense_qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
   const int groups = static_cast<int>((c_count + d - 1) / d), blocks = static_cast<int>((o_count + kBlock - 1) / kBlock);
 
   Kernel kernel;
-  Halide::ImageParam input = dense_input("input", s.input_shape, s.input_type);
+  Halide::ImageParam input = s.vnni ? dense_input("quads", qconv2d_quads_shape(s), Halide::UInt(8))
+                                    : dense_input("input", s.input_shape, s.input_type);
   Halide::ImageParam weights = dense_input("weights", {blocks, groups, s.kernel[0], s.kernel[1], kBlock, d}, s.weight_type);
   Halide::ImageParam bias = dense_input("bias", {o_count}, Halide::Int(32));
   Halide::ImageParam multiplier = dense_input("multiplier", {o_count}, Halide::Float(32));
@@ -193,19 +194,18 @@ Kernel dense_qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
   /* algorithm */
   Var i("i"), b("b"), x("x"), y("y"), cg("cg"), ob("ob"), o("o"), n("n");
   const int h = static_cast<int>(s.input_shape[2]), w = static_cast<int>(s.input_shape[3]);
-  Func padded = Halide::BoundaryConditions::constant_exterior(
-      input, Halide::cast(s.input_type, static_cast<int>(s.in_zero)), {{0, w}, {0, h}, {0, static_cast<int>(c_count)}});
-  const Expr value = padded(x, y, cg * d + i, n);
-  // The values each step multiplies: int16 minus the zero point, or uint8 (int8 + 128).
+  // The values each step multiplies: int16 minus the zero point, staged per tile, or the
+  // uint8 quads (qconv2d_quads), already padded.
   Func staged("staged");
-  if (s.vnni)
-    staged(i, cg, x, y, n) = s.input_type.is_int() ? Halide::cast<uint8_t>(Halide::cast<int16_t>(value) + 128) : value;
-  else
-    staged(i, cg, x, y, n) = Halide::cast<int16_t>(value) - static_cast<int16_t>(s.in_zero);
+  if (!s.vnni) {
+    Func padded = Halide::BoundaryConditions::constant_exterior(
+        input, Halide::cast(s.input_type, static_cast<int>(s.in_zero)), {{0, w}, {0, h}, {0, static_cast<int>(c_count)}});
+    staged(i, cg, x, y, n) = Halide::cast<int16_t>(padded(x, y, cg * d + i, n)) - static_cast<int16_t>(s.in_zero);
+  }
   Halide::RDom r(0, d, 0, s.kernel[1], 0, s.kernel[0], 0, groups, "r");
   const Expr channel = Halide::min(ob * kBlock + b, static_cast<int>(o_count) - 1);
-  const Expr tap = staged(r.x, r.w, x * s.stride[1] + r.y * s.dilation[1] - s.pad[1],
-                          y * s.stride[0] + r.z * s.dilation[0] - s.pad[0], n);
+  const Expr in_x = x * s.stride[1] + r.y * s.dilation[1], in_y = y * s.stride[0] + r.z * s.dilation[0];
+  const Expr tap = s.vnni ? Expr(input(r.x, in_x, r.w, in_y, n)) : staged(r.x, r.w, in_x - s.pad[1], in_y - s.pad[0], n);
   const Expr weight = weights(r.x, b, r.y, r.z, r.w, ob);
   Func acc("acc");
   if (s.vnni) {
@@ -256,16 +256,48 @@ Kernel dense_qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
       .vectorize(b)
       .unroll(x)
       .unroll(ob);
-  staged.compute_at(acc, chunks).store_in(Halide::MemoryType::Stack);
+  if (!s.vnni) staged.compute_at(acc, chunks).store_in(Halide::MemoryType::Stack);
   kernel.schedule = "qconv2d: " + std::to_string(tile_x) + " pixels x " + std::to_string(block_tile) + "x" +
                     std::to_string(kBlock) + " channels per register tile, " +
-                    (s.vnni ? "uint8 x int8 quads of channels (vpdpbusd, " : "int16 pairs of channels (") +
-                    std::to_string(chunk * d) + " channels staged at a time), " + parallel;
+                    (s.vnni ? "uint8 x int8 quads of channels (vpdpbusd)"
+                            : "int16 pairs of channels (" + std::to_string(chunk * d) + " staged at a time)") +
+                    ", " + parallel;
   kernel.output = output;
   return kernel;
 }
 
 }  // namespace
+
+Shape qconv2d_quads_shape(const QConv2dSpec& s) {
+  check(s);
+  require(s.vnni, "qconv2d: the quads are the VNNI kernel's input");
+  return {s.input_shape[0], s.input_shape[2] + s.pad[0] + s.pad[2], (s.input_shape[1] + 3) / 4,
+          s.input_shape[3] + s.pad[1] + s.pad[3], 4};
+}
+
+Kernel qconv2d_quads(const QConv2dSpec& s, const Halide::Target& target) {
+  const Shape out_shape = qconv2d_quads_shape(s);
+  Kernel kernel;
+  Halide::ImageParam input = dense_input("input", s.input_shape, s.input_type);
+  kernel.inputs = {input};
+  Var i("i"), x("x"), c4("c4"), y("y"), n("n");
+  const int h = static_cast<int>(s.input_shape[2]), w = static_cast<int>(s.input_shape[3]);
+  Func padded = Halide::BoundaryConditions::constant_exterior(
+      input, Halide::cast(s.input_type, static_cast<int>(s.in_zero)),
+      {{0, w}, {0, h}, {0, static_cast<int>(s.input_shape[1])}});
+  const Expr value = padded(x - s.pad[1], y - s.pad[0], c4 * 4 + i, n);
+  Func quads("qconv2d_quads");
+  quads(i, x, c4, y, n) = s.input_type.is_int() ? Halide::cast<uint8_t>(Halide::cast<int16_t>(value) + 128) : value;
+  constrain_output(quads, out_shape);
+  // Four input rows per vector of pixels, interleaved into one dense store.
+  const int lanes = lanes_for_extent(out_shape[3], native_lanes(target));
+  Var row("row");
+  quads.bound(i, 0, 4).unroll(i).vectorize(x, lanes, Halide::TailStrategy::ShiftInwards).fuse(c4, y, row).fuse(row, n, row);
+  const std::string parallel = parallel_in_tasks(quads, row, out_shape[0] * out_shape[1] * out_shape[2], out_shape[3] * 4);
+  kernel.schedule = "qconv2d quads: 4 input rows interleaved, vec" + std::to_string(lanes) + ", " + parallel;
+  kernel.output = quads;
+  return kernel;
+}
 
 bool qconv2d_uses_vnni(const QConv2dSpec& s, const Halide::Target& target) {
   return s.groups == 1 && s.weight_type == Halide::Int(8) && has_avx512_vnni(target);

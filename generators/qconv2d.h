@@ -16,7 +16,8 @@
 //   multiply-adds of a float FMA per instruction). Weights [O/16, C/2, KH, KW, 16, 2].
 // - dense with spec.vnni: the same tile, each step broadcasting 4 input channels of a pixel
 //   as uint8 (int8 inputs + 128) against int8 weight quads, vpdpbusd summing the 4 products
-//   into each int32 lane (64 multiply-adds per instruction). The input's zero point is not
+//   into each int32 lane (64 multiply-adds per instruction). Its input is not the NCHW tensor
+//   but its quads (qconv2d_quads_shape, written by qconv2d_quads()). The input's zero point is not
 //   subtracted (padding holds it): zero point x the weights' sum per output channel (a fifth
 //   input, qconv2d_weight_sums) is subtracted from the bias. Weights
 //   [O/16, C/4, KH, KW, 16, 4].
@@ -51,6 +52,12 @@ struct QConv2dSpec {
   // when a target has them.
   bool vnni = false;
 };
+
+// spec.vnni: the convolution reads its input as uint8 quads of channels (int8 inputs + 128),
+// padded: [N, H + pad top + bottom, C/4 (rounded up), W + pad left + right, 4], which
+// qconv2d_quads() writes from the NCHW input (kernel input: the input; output: the quads).
+Shape qconv2d_quads_shape(const QConv2dSpec& spec);
+Kernel qconv2d_quads(const QConv2dSpec& spec, const Halide::Target& target);
 
 // Whether `spec` (vnni aside) can take VNNI dot products on `target`.
 bool qconv2d_uses_vnni(const QConv2dSpec& spec, const Halide::Target& target);

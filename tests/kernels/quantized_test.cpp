@@ -178,6 +178,10 @@ void check_qconv2d(const QConvCase& c, unsigned seed, const std::string& target,
   std::vector<std::vector<float>> inputs_data = {input.data, packed.data, bias, multipliers};
   std::vector<Shape> shapes = {c.input, packed.shape, {o}, {o}};
   if (vnni) {
+    // The convolution reads the input's quads, which their own kernel writes.
+    gen::Kernel quads = gen::qconv2d_quads(spec, target_named(target));
+    shapes[0] = gen::qconv2d_quads_shape(spec);
+    inputs_data[0] = run_typed(quads, {input.data}, {c.input}, shapes[0], target_named(target));
     inputs_data.push_back(gen::qconv2d_weight_sums(spec, g.tensor(w).data->data()).data);
     shapes.push_back({o});
   }

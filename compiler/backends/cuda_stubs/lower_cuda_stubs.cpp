@@ -476,7 +476,7 @@ void Emitter::emit_halide(const Node& node) {
     for (const TensorId id : node.inputs) args.emplace_back(pointer(id), g_.tensor(id).shape);
     args.emplace_back(pointer(out), g_.tensor(out).shape);
   } else {
-    const NodeKernel k = node_kernel(g_, node, target_);
+    const NodeKernel k = node_kernel(g_, node);
     build = k.step.build;
     flops = k.step.flops;
     for (const StepArg& a : k.step.args) {

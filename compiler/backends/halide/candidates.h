@@ -31,6 +31,7 @@ struct StepArg {
   // kTensor: the layout the kernel reads or writes the tensor's bytes in
   // (kNCHWc: blocks of the target's gen::channel_block).
   Layout layout = Layout::kNCHW;
+  DType dtype = DType::F32;  // kScratch: its elements
 };
 
 // One kernel call of a candidate.

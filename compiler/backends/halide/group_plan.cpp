@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "backends/halide/conv_candidates.h"
+#include "backends/halide/node_kernel.h"
 #include "generators/depthwise_conv_blocked.h"
 #include "generators/layout.h"
 #include "plan/choose_layouts.h"
@@ -117,6 +118,16 @@ GroupPlan plan_groups(const Graph& g, const HalideLoweringOptions& options) {
   std::map<size_t, std::vector<size_t>> option_candidate;  // per planned step: option -> candidate index
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& node = g.nodes[i];
+    // A qconv2d with VNNI dot products: its one candidate (two steps and scratch), NCHW.
+    if (std::optional<Candidate> vnni = qconv2d_vnni_candidate(g, node, halide_target_string(options.target))) {
+      PlannedGroup group;
+      group.run = *vnni;
+      group.choice.candidates = {std::move(*vnni)};
+      group.choice.measured_us = {std::nan("")};
+      group.choice.by = "only candidate";
+      plan.groups.emplace(i, std::move(group));
+      continue;
+    }
     if (node.op != OpKind::Conv2d) continue;
     PlannedGroup group;
     group.choice = conv_choice(g, node, options);
@@ -150,6 +161,7 @@ GroupPlan plan_groups(const Graph& g, const HalideLoweringOptions& options) {
 
   plan.totals.chosen_us = layouts.total_us;
   for (auto& [i, group] : plan.groups) {
+    if (g.nodes[i].op != OpKind::Conv2d) continue;
     group.choice.chosen = option_candidate[i][layouts.chosen[i]];
     group.run = with_conversions(g, g.nodes[i], group.choice.candidates[group.choice.chosen], layouts.stored, block,
                                  group.conversions);

@@ -191,6 +191,7 @@ class Lowering {
           BufferRef r;
           r.offset = scratch->offset + a.offset;
           r.shape = a.shape;
+          r.dtype = a.dtype;
           args.push_back(r);
           break;
         }
@@ -226,7 +227,7 @@ class Lowering {
 
   // The node's one kernel (node_kernel.h) as a call over the memory plan.
   void lower_node_kernel(const Node& node) {
-    const NodeKernel k = node_kernel(g_, node, target_);
+    const NodeKernel k = node_kernel(g_, node);
     std::vector<BufferRef> packed_weights;
     for (const auto& pack : k.packed) packed_weights.push_back(packed(pack()));
     add_step(g_.tensor(node.outputs[0]).name, k.step, packed_weights, nullptr);
@@ -298,7 +299,7 @@ void Lowering::lower_node(const Node& node) {
          "' (batch_norm): code generation needs batch_norm folded or made affine (keep the fold-batch-norm pass on)");
   if (op_class(node.op) == OpClass::kAlias) {
     lower_alias(node);
-  } else if (node.op == OpKind::Conv2d) {
+  } else if (node.op == OpKind::Conv2d || groups_.groups.count(static_cast<size_t>(step_)) > 0) {
     lower_group(node, groups_.groups.at(static_cast<size_t>(step_)));
   } else if (node.op != OpKind::Concat || !lower_concat_in_place(node)) {
     lower_node_kernel(node);

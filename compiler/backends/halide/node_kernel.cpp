@@ -107,10 +107,8 @@ NodeKernel elementwise_kernel(const Graph& g, const Node& node) {
   return b.finish([spec](const Halide::Target& t) { return gen::elementwise(spec, t); }, b.output_elements());
 }
 
-// qconv2d: the weights minus their zero points, the bias (zeros without one), the
-// per-channel requantization multipliers and, for VNNI dot products, the weights' sums, all
-// packed at compile time.
-NodeKernel qconv2d_kernel(const Graph& g, const Node& node, const Halide::Target& target, StepBuilder& b) {
+// A qconv2d node as the generator takes it (int16 pairs: spec.vnni false).
+gen::QConv2dSpec qconv2d_spec(const Graph& g, const Node& node) {
   const auto& a = node.attr<QConv2dAttrs>();
   const Tensor& x = g.tensor(node.inputs[0]);
   const Tensor& w = constant_input(g, node, 1, "weight");
@@ -131,7 +129,17 @@ NodeKernel qconv2d_kernel(const Graph& g, const Node& node, const Halide::Target
   spec.out_zero = a.out.quant.zero_point[0];
   spec.min = a.min;
   spec.max = a.max;
-  spec.vnni = gen::qconv2d_uses_vnni(spec, target);
+  return spec;
+}
+
+// qconv2d: the weights minus their zero points, the bias (zeros without one), the
+// per-channel requantization multipliers and, for VNNI dot products, the weights' sums, all
+// packed at compile time.
+NodeKernel qconv2d_kernel(const Graph& g, const Node& node, const gen::QConv2dSpec& spec, StepBuilder& b) {
+  const auto& a = node.attr<QConv2dAttrs>();
+  const Tensor& x = g.tensor(node.inputs[0]);
+  const Tensor& w = constant_input(g, node, 1, "weight");
+  const Quantization& wq = *w.quant;
   b.tensor(node.inputs[0]);
   const std::shared_ptr<const std::vector<float>> weights = w.data;
   b.packed([spec, weights, zero_points = wq.zero_point] {
@@ -161,7 +169,7 @@ bool has_node_kernel(OpKind op) {
   }
 }
 
-NodeKernel node_kernel(const Graph& g, const Node& node, const std::string& target) {
+NodeKernel node_kernel(const Graph& g, const Node& node) {
   AOTC_CHECK(has_node_kernel(node.op), "no single kernel for op ", op_name(node.op));
   switch (op_class(node.op)) {
     case OpClass::kElementwise:
@@ -282,7 +290,7 @@ NodeKernel node_kernel(const Graph& g, const Node& node, const std::string& targ
       b.tensor(node.inputs[0]);
       return b.finish([spec](const Halide::Target& t) { return gen::quantize(spec, t); }, 2 * out_elements);
     }
-    case OpKind::QConv2d: return qconv2d_kernel(g, node, Halide::Target(target), b);
+    case OpKind::QConv2d: return qconv2d_kernel(g, node, qconv2d_spec(g, node), b);
     case OpKind::DepthToSpace: {
       const gen::DepthToSpaceSpec spec{g.tensor(node.inputs[0]).shape, node.attr<DepthToSpaceAttrs>().block,
                                        epilogue_specs(g, node)};
@@ -308,6 +316,36 @@ std::function<gen::Kernel(const Halide::Target&)> copy_kernel(const Shape& shape
   spec.aligned = aligned;
   spec.element_type = halide_type(dtype);
   return [spec](const Halide::Target& t) { return gen::elementwise(spec, t); };
+}
+
+std::optional<Candidate> qconv2d_vnni_candidate(const Graph& g, const Node& node, const std::string& target) {
+  if (node.op != OpKind::QConv2d) return std::nullopt;
+  gen::QConv2dSpec spec = qconv2d_spec(g, node);
+  if (!gen::qconv2d_uses_vnni(spec, Halide::Target(target))) return std::nullopt;
+  spec.vnni = true;
+  StepBuilder b(g, node);
+  NodeKernel conv = qconv2d_kernel(g, node, spec, b);
+  const Shape quads = gen::qconv2d_quads_shape(spec);
+  const StepArg scratch{StepArg::Kind::kScratch, -1, 0, 0, quads, Layout::kNCHW, DType::U8};
+  const Tensor& x = g.tensor(node.inputs[0]);
+  const auto& a = node.attr<QConv2dAttrs>();
+  KernelStep transform;
+  transform.key = "qconv2d_quads (" + shape_text(x.shape) + " " + type_text(x) + ") pad=[" +
+                  std::to_string(a.conv.pad[0]) + "," + std::to_string(a.conv.pad[1]) + "," +
+                  std::to_string(a.conv.pad[2]) + "," + std::to_string(a.conv.pad[3]) + "]";
+  transform.suffix = "qconv2d_quads";
+  transform.ops = "qconv2d input quads";
+  transform.build = [spec](const Halide::Target& t) { return gen::qconv2d_quads(spec, t); };
+  transform.args = {conv.step.args[0], scratch};
+  conv.step.args[0] = scratch;
+  conv.step.ops += " (vnni)";
+  Candidate c;
+  c.name = "vnni";
+  c.steps = {std::move(transform), std::move(conv.step)};
+  c.packed = std::move(conv.packed);
+  c.scratch_bytes = num_elements(quads);
+  c.preferred_by_rules = true;
+  return c;
 }
 
 }  // namespace aotc

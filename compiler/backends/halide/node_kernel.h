@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,9 +30,14 @@ struct NodeKernel {
 // Whether node_kernel() covers `op`.
 bool has_node_kernel(OpKind op);
 
-// Throws UserError(kUnsupported) when the node's weights are not constant. `target` (a
-// Halide target string) decides what its instructions allow (qconv2d's VNNI dot products).
-NodeKernel node_kernel(const Graph& g, const Node& node, const std::string& target);
+// Throws UserError(kUnsupported) when the node's weights are not constant.
+NodeKernel node_kernel(const Graph& g, const Node& node);
+
+// A qconv2d with AVX512-VNNI dot products on `target` (a Halide target string): two steps,
+// its input written as uint8 quads of channels into the node's scratch, then the convolution
+// reading them (gen::qconv2d_quads); nullopt where the target or the weights do not allow it
+// (node_kernel() then serves it with int16 pairs).
+std::optional<Candidate> qconv2d_vnni_candidate(const Graph& g, const Node& node, const std::string& target);
 
 // A dense copy of a tensor of `shape` (a concat's input into its slice of the
 // output): the copy kernel's key (one kernel per shape and alignment) and
