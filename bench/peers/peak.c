@@ -71,21 +71,22 @@ static double now_s(void) {
 
 /* ---- FMA ---- */
 
+/* Four independent chains acc[i..i+3] = op(acc, a, b), written out so that the compiler keeps
+ * them in registers. */
+#define FOUR_CHAINS(op, i)              \
+  acc[i] = op(acc[i], a, b);             \
+  acc[i + 1] = op(acc[i + 1], a, b);     \
+  acc[i + 2] = op(acc[i + 2], a, b);     \
+  acc[i + 3] = op(acc[i + 3], a, b);
+
 static void* fma_worker(void* sink) {
   vec acc[ACCUMULATORS];
   for (int j = 0; j < ACCUMULATORS; ++j) acc[j] = VSET1(1.0f + j * 1e-3f);
   const vec a = VSET1(0.999999f), b = VSET1(1e-7f);
   for (long i = 0; i < FMA_ITERATIONS; ++i) {
-    /* Written out, so the compiler keeps the independent chains in registers. */
-    acc[0] = VFMA(acc[0], a, b); acc[1] = VFMA(acc[1], a, b);
-    acc[2] = VFMA(acc[2], a, b); acc[3] = VFMA(acc[3], a, b);
-    acc[4] = VFMA(acc[4], a, b); acc[5] = VFMA(acc[5], a, b);
-    acc[6] = VFMA(acc[6], a, b); acc[7] = VFMA(acc[7], a, b);
-    acc[8] = VFMA(acc[8], a, b); acc[9] = VFMA(acc[9], a, b);
-    acc[10] = VFMA(acc[10], a, b); acc[11] = VFMA(acc[11], a, b);
+    FOUR_CHAINS(VFMA, 0) FOUR_CHAINS(VFMA, 4) FOUR_CHAINS(VFMA, 8)
 #if ACCUMULATORS == 16
-    acc[12] = VFMA(acc[12], a, b); acc[13] = VFMA(acc[13], a, b);
-    acc[14] = VFMA(acc[14], a, b); acc[15] = VFMA(acc[15], a, b);
+    FOUR_CHAINS(VFMA, 12)
 #endif
   }
   vec total = acc[0];
@@ -101,14 +102,8 @@ static void* vnni_worker(void* sink) {
   for (int j = 0; j < 16; ++j) acc[j] = _mm512_set1_epi32(j);
   const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
   for (long i = 0; i < FMA_ITERATIONS; ++i) {
-    acc[0] = _mm512_dpbusd_epi32(acc[0], a, b); acc[1] = _mm512_dpbusd_epi32(acc[1], a, b);
-    acc[2] = _mm512_dpbusd_epi32(acc[2], a, b); acc[3] = _mm512_dpbusd_epi32(acc[3], a, b);
-    acc[4] = _mm512_dpbusd_epi32(acc[4], a, b); acc[5] = _mm512_dpbusd_epi32(acc[5], a, b);
-    acc[6] = _mm512_dpbusd_epi32(acc[6], a, b); acc[7] = _mm512_dpbusd_epi32(acc[7], a, b);
-    acc[8] = _mm512_dpbusd_epi32(acc[8], a, b); acc[9] = _mm512_dpbusd_epi32(acc[9], a, b);
-    acc[10] = _mm512_dpbusd_epi32(acc[10], a, b); acc[11] = _mm512_dpbusd_epi32(acc[11], a, b);
-    acc[12] = _mm512_dpbusd_epi32(acc[12], a, b); acc[13] = _mm512_dpbusd_epi32(acc[13], a, b);
-    acc[14] = _mm512_dpbusd_epi32(acc[14], a, b); acc[15] = _mm512_dpbusd_epi32(acc[15], a, b);
+    FOUR_CHAINS(_mm512_dpbusd_epi32, 0) FOUR_CHAINS(_mm512_dpbusd_epi32, 4)
+    FOUR_CHAINS(_mm512_dpbusd_epi32, 8) FOUR_CHAINS(_mm512_dpbusd_epi32, 12)
   }
   __m512i total = acc[0];
   for (int j = 1; j < 16; ++j) total = _mm512_add_epi32(total, acc[j]);
