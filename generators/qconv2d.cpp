@@ -175,8 +175,9 @@ Kernel rows_qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
 
 // Dense (groups 1): a GEMM-like register tile that broadcasts D input channels of one pixel
 // against a vector of kBlock output channels' weights, each D products summed into one int32
-// lane: int16 pairs, zero point subtracted (pmaddwd on x86), or with spec.vnni uint8 quads
-// (vpdpbusd). The channels of a chunk are staged per tile.
+// lane: int16 pairs, zero point subtracted (pmaddwd on x86), the channels of a chunk staged
+// per tile, or with spec.vnni uint8 quads (vpdpbusd) read from qconv2d_quads' output, whose
+// reduction is split in the same chunks.
 Kernel dense_qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
   const Shape out_shape = qconv2d_output_shape(s);
   const int64_t o_count = out_shape[1], oh = out_shape[2], ow = out_shape[3], c_count = s.input_shape[1];
