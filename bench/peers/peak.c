@@ -107,7 +107,7 @@ static void* vnni_worker(void* sink) {
   }
   __m512i total = acc[0];
   for (int j = 1; j < 16; ++j) total = _mm512_add_epi32(total, acc[j]);
-  *(int*)sink = _mm512_reduce_add_epi32(total);
+  *(float*)sink = (float)_mm512_reduce_add_epi32(total);
   return NULL;
 }
 #endif
@@ -121,32 +121,28 @@ static double run_threads(int threads, void* (*fn)(void*), void** args) {
   return now_s() - t0;
 }
 
-static double fma_gflops(int threads) {
+/* The best of REPEATS runs of `worker` on `threads` threads (each writing its result to its
+ * own sink, 4 bytes), doing `ops_per_thread` operations each: billions per second. */
+static double best_rate(int threads, void* (*worker)(void*), double ops_per_thread) {
   float sinks[MAX_THREADS];
   void* args[MAX_THREADS];
   for (int t = 0; t < threads; ++t) args[t] = &sinks[t];
   double best = 0;
   for (int r = 0; r < REPEATS; ++r) {
-    const double seconds = run_threads(threads, fma_worker, args);
-    const double flops = (double)threads * FMA_ITERATIONS * ACCUMULATORS * LANES * 2;
-    if (flops / seconds > best) best = flops / seconds;
+    const double rate = threads * ops_per_thread / run_threads(threads, worker, args);
+    if (rate > best) best = rate;
   }
   return best * 1e-9;
+}
+
+static double fma_gflops(int threads) {
+  return best_rate(threads, fma_worker, (double)FMA_ITERATIONS * ACCUMULATORS * LANES * 2);
 }
 
 /* Int8 dot-product operations per second (2 per multiply-add), billions; < 0 without VNNI. */
 static double int8_gops(int threads) {
 #if defined(INT8_PEAK)
-  int sinks[MAX_THREADS];
-  void* args[MAX_THREADS];
-  for (int t = 0; t < threads; ++t) args[t] = &sinks[t];
-  double best = 0;
-  for (int r = 0; r < REPEATS; ++r) {
-    const double seconds = run_threads(threads, vnni_worker, args);
-    const double ops = (double)threads * FMA_ITERATIONS * 16 * 64 * 2;
-    if (ops / seconds > best) best = ops / seconds;
-  }
-  return best * 1e-9;
+  return best_rate(threads, vnni_worker, (double)FMA_ITERATIONS * 16 * 64 * 2);
 #else
   (void)threads;
   return -1;
