@@ -299,7 +299,7 @@ void Lowering::lower_node(const Node& node) {
          "' (batch_norm): code generation needs batch_norm folded or made affine (keep the fold-batch-norm pass on)");
   if (op_class(node.op) == OpClass::kAlias) {
     lower_alias(node);
-  } else if (node.op == OpKind::Conv2d || groups_.groups.count(static_cast<size_t>(step_)) > 0) {
+  } else if (groups_.groups.count(static_cast<size_t>(step_)) > 0) {  // conv2d, qconv2d with VNNI
     lower_group(node, groups_.groups.at(static_cast<size_t>(step_)));
   } else if (node.op != OpKind::Concat || !lower_concat_in_place(node)) {
     lower_node_kernel(node);
