@@ -45,11 +45,38 @@ void check(const QConv2dSpec& s) {
   require(s.min <= s.max && s.min >= lowest && s.max <= lowest + 255, "qconv2d: saturation bounds outside the output type");
 }
 
-// clamp(round_half_to_even(float(acc) * multiplier) + out_zero, min, max) as out_type.
-Expr requantize(const QConv2dSpec& s, const Expr& acc, const Expr& multiplier) {
-  const Expr scaled = Halide::round(Halide::cast<float>(acc) * multiplier);  // ties to even
-  return Halide::cast(s.out_type, Halide::clamp(Halide::cast<int32_t>(scaled) + static_cast<int32_t>(s.out_zero),
-                                                static_cast<int32_t>(s.min), static_cast<int32_t>(s.max)));
+// TFLite's MultiplyByQuantizedMultiplier (docs/int8.md), in int64 where TFLite widens:
+// RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(acc << left, multiplier), right). The
+// multiplier is positive, so the high multiply never saturates.
+Expr multiply_by_quantized_multiplier(const Expr& acc, const Expr& multiplier, const Expr& shift) {
+  const Expr left = Halide::cast<int64_t>(Halide::max(shift, 0)), right = Halide::max(-shift, 0);
+  const Expr shifted = Halide::cast<int32_t>(Halide::cast<int64_t>(acc) << left);  // wraps, as TFLite's int32
+  const Expr product = Halide::cast<int64_t>(shifted) * Halide::cast<int64_t>(multiplier);
+  const Expr nudged =
+      product + Halide::select(product >= 0, Expr(int64_t{1} << 30), Expr(1 - (int64_t{1} << 30)));
+  // Divided by 2^31 truncating toward zero, as C++'s integer division.
+  const Expr high = Halide::cast<int32_t>(
+      (nudged + Halide::select(nudged < 0, Expr((int64_t{1} << 31) - 1), Expr(int64_t{0}))) >> 31);
+  const Expr mask = Halide::cast<int32_t>((Expr(int64_t{1}) << Halide::cast<int64_t>(right)) - 1);
+  const Expr threshold = (mask >> 1) + Halide::select(high < 0, 1, 0);
+  return (high >> right) + Halide::select((high & mask) > threshold, 1, 0);
+}
+
+// The per-channel requantization input (qconv2d.h).
+Halide::ImageParam multipliers_input(const QConv2dSpec& s, int64_t o_count) {
+  return s.fixed_point ? dense_input("multiplier", {o_count, 3}, Halide::Int(32))
+                       : dense_input("multiplier", {o_count}, Halide::Float(32));
+}
+
+// clamp(requantized acc + out_zero, min, max) as out_type, acc of output channel `channel`.
+Expr requantize(const QConv2dSpec& s, const Expr& acc, const Halide::ImageParam& multiplier, const Expr& channel) {
+  const Expr scaled =
+      s.fixed_point
+          ? multiply_by_quantized_multiplier(acc, (multiplier(0, channel) << 16) | multiplier(1, channel),
+                                             multiplier(2, channel))
+          : Halide::cast<int32_t>(Halide::round(Halide::cast<float>(acc) * multiplier(channel)));  // ties to even
+  return Halide::cast(s.out_type, Halide::clamp(scaled + static_cast<int32_t>(s.out_zero), static_cast<int32_t>(s.min),
+                                                static_cast<int32_t>(s.max)));
 }
 
 }  // namespace
@@ -94,6 +121,18 @@ PackedWeights pack_qconv2d_weights(const QConv2dSpec& s, const float* oihw, cons
   return p;
 }
 
+PackedWeights pack_fixed_point_multipliers(const std::vector<int32_t>& multipliers, const std::vector<int>& shifts) {
+  require(multipliers.size() == shifts.size(), "qconv2d: one shift per fixed-point multiplier");
+  PackedWeights p{{static_cast<int64_t>(multipliers.size()), 3}, {}, Halide::Int(32)};
+  for (size_t o = 0; o < multipliers.size(); ++o) {
+    require(multipliers[o] >= 0 && shifts[o] >= -31 && shifts[o] <= 30, "qconv2d: fixed-point multiplier out of range");
+    p.data.push_back(static_cast<float>(multipliers[o] >> 16));
+    p.data.push_back(static_cast<float>(multipliers[o] & 0xffff));
+    p.data.push_back(static_cast<float>(shifts[o]));
+  }
+  return p;
+}
+
 PackedWeights qconv2d_weight_sums(const QConv2dSpec& s, const float* oihw) {
   check(s);
   require(s.vnni, "qconv2d: weight sums are the VNNI kernel's");
@@ -120,7 +159,7 @@ Kernel rows_qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
   Halide::ImageParam input = dense_input("input", s.input_shape, s.input_type);
   Halide::ImageParam weights = dense_input("weights", weight_shape, s.weight_type);
   Halide::ImageParam bias = dense_input("bias", {o_count}, Halide::Int(32));
-  Halide::ImageParam multiplier = dense_input("multiplier", {o_count}, Halide::Float(32));
+  Halide::ImageParam multiplier = multipliers_input(s, o_count);
   kernel.inputs = {input, weights, bias, multiplier};
 
   /* algorithm */
@@ -139,7 +178,7 @@ Kernel rows_qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
                                                    y * s.stride[0] + r.y * s.dilation[0] - s.pad[0], c, n)) *
                      Halide::cast<int32_t>(weights(r.x, r.y, r.z, o));
   Func output("qconv2d");
-  output(x, y, o, n) = requantize(s, acc(x, y, o, n), multiplier(o));
+  output(x, y, o, n) = requantize(s, acc(x, y, o, n), multiplier, o);
   constrain_output(output, out_shape);
 
   /* schedule */
@@ -189,7 +228,7 @@ Kernel dense_qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
                                     : dense_input("input", s.input_shape, s.input_type);
   Halide::ImageParam weights = dense_input("weights", {blocks, groups, s.kernel[0], s.kernel[1], kBlock, d}, s.weight_type);
   Halide::ImageParam bias = dense_input("bias", {o_count}, Halide::Int(32));
-  Halide::ImageParam multiplier = dense_input("multiplier", {o_count}, Halide::Float(32));
+  Halide::ImageParam multiplier = multipliers_input(s, o_count);
   kernel.inputs = {input, weights, bias, multiplier};
 
   /* algorithm */
@@ -220,7 +259,7 @@ Kernel dense_qconv2d(const QConv2dSpec& s, const Halide::Target& target) {
     acc(b, x, y, ob, n) += Halide::cast<int32_t>(Halide::cast<int16_t>(weight)) * Halide::cast<int32_t>(tap);
   }
   Func requantized("requantized");
-  requantized(b, x, y, ob, n) = requantize(s, acc(b, x, y, ob, n), multiplier(channel));
+  requantized(b, x, y, ob, n) = requantize(s, acc(b, x, y, ob, n), multiplier, channel);
   Func output("qconv2d");
   output(x, y, o, n) = requantized(o % kBlock, x, y, o / kBlock, n);
   constrain_output(output, out_shape);

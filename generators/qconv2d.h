@@ -5,9 +5,14 @@
 //                                          * w[o, c, ky, kx]          in int32, exactly
 //   out = clamp(round_half_to_even(float(acc) * multiplier[o]) + out_zero, min, max)
 //
+// or, with spec.fixed_point, TFLite's requantization (reference_integer_ops::ConvPerChannel):
+//
+//   out = clamp(MultiplyByQuantizedMultiplier(acc, multiplier[o], shift[o]) + out_zero, min, max)
+//
 // reading the input's zero point outside it; `w` has its zero points subtracted already
 // (pack_qconv2d_weights). Kernel inputs: (input [N,C,H,W] int8/uint8, packed weights,
-// bias [O] int32, multipliers [O] float32); output [N,O,OH,OW] of out_type.
+// bias [O] int32, multipliers [O] float32, or with spec.fixed_point [O, 3] int32 from
+// pack_fixed_point_multipliers); output [N,O,OH,OW] of out_type.
 // Schedules:
 // - dense (groups 1): a register tile of a few output pixels x one or two blocks of 16
 //   output channels; each step broadcasts one pixel's pair of input channels (int16, zero
@@ -51,7 +56,15 @@ struct QConv2dSpec {
   // than int16 pairs; needs Int(8) weights (every zero point 0). qconv2d_uses_vnni() says
   // when a target has them.
   bool vnni = false;
+  // TFLite's fixed-point requantization rather than ONNX Runtime's float multiplier.
+  bool fixed_point = false;
 };
+
+// spec.fixed_point: the multipliers input [O, 3] of TFLite's per-channel (multiplier, shift)
+// pairs (QuantizeMultiplier: multiplier in [2^30, 2^31) or 0, shift in [-31, 30]). Packed
+// weights hold integers exactly below 2^24 only, so each multiplier travels as its high and
+// low 16 bits: (multiplier >> 16, multiplier & 0xffff, shift).
+PackedWeights pack_fixed_point_multipliers(const std::vector<int32_t>& multipliers, const std::vector<int>& shifts);
 
 // spec.vnni: the convolution reads its input as uint8 quads of channels (int8 inputs + 128),
 // padded: [N, H + pad top + bottom, C/4 (rounded up), W + pad left + right, 4], which

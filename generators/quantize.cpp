@@ -40,8 +40,16 @@ Kernel quantize(const QuantizeSpec& spec, const Halide::Target& target) {
   const Halide::Expr zero_point = per_channel(spec.zero_point, spec.axis, nchw, Halide::Int(32), "zero_point");
   Halide::Func output(quantizing ? "quantize" : "dequantize");
   if (quantizing) {
-    // strict_float: x / scale stays an IEEE division (no reciprocal), as ONNX Runtime computes it.
-    const Halide::Expr scaled = Halide::strict_float(Halide::round(x(vars) / scale));  // ties to even
+    // strict_float: x / scale stays an IEEE division (no reciprocal), as ONNX Runtime and TFLite
+    // compute it. Ties away from zero: the quotient's fraction (exact) decides; adding 0.5 and
+    // flooring would round 0.49999997 up.
+    const Halide::Expr quotient = x(vars) / scale;
+    const Halide::Expr whole = Halide::trunc(quotient);
+    const Halide::Expr scaled = Halide::strict_float(
+        spec.ties_away_from_zero
+            ? whole + Halide::select(Halide::abs(quotient - whole) >= 0.5f,
+                                     Halide::select(quotient < 0, -1.0f, 1.0f), 0.0f)
+            : Halide::round(quotient));  // ties to even
     const Halide::Expr q = Halide::select(Halide::is_nan(scaled), 0.0f, scaled) + Halide::cast<float>(zero_point);
     const Halide::Expr lo = spec.integer_type.min(), hi = spec.integer_type.max();
     output(vars) = Halide::cast(spec.integer_type,

@@ -1,7 +1,8 @@
 // Conversions between float32 and quantized int8/uint8 tensors, any rank 1..6, with ONNX's
-// semantics (docs/int8.md), per tensor or per channel along `axis`:
-//   quantize:   q = saturate(round_half_to_even(x / scale[c]) + zero_point[c])   (x / scale
-//               in float32, as ONNX Runtime; NaN gives the zero point)
+// or TFLite's semantics (docs/int8.md), per tensor or per channel along `axis`:
+//   quantize:   q = saturate(round(x / scale[c]) + zero_point[c])   (x / scale in float32,
+//               as ONNX Runtime and TFLite; ties to even, or away from zero with
+//               ties_away_from_zero as TFLite's QUANTIZE; NaN gives the zero point)
 //   dequantize: x = float(q - zero_point[c]) * scale[c]
 // The scales and zero points are compiled into the kernel. Kernel inputs: (x); output of the
 // same shape. Schedule: schedule_pointwise (kernel.h).
@@ -19,6 +20,7 @@ struct QuantizeSpec {
   std::vector<float> scale;
   std::vector<int64_t> zero_point;
   int axis = -1;  // -1: one scale and zero point; else one per index of this dim (outermost first)
+  bool ties_away_from_zero = false;
 };
 
 Kernel quantize(const QuantizeSpec& spec, const Halide::Target& target);

@@ -77,7 +77,8 @@ Kernel transpose(const TransposeSpec& spec, const Halide::Target& target) {
   const Shape out_shape = transpose_output_shape(spec);
   const int rank = static_cast<int>(out_shape.size());
   Kernel kernel;
-  Halide::ImageParam x = dense_input("input", spec.input_shape);
+  require(spec.epilogue.empty() || spec.element_type == Halide::Float(32), "transpose: an epilogue needs float32");
+  Halide::ImageParam x = dense_input("input", spec.input_shape, spec.element_type);
   kernel.inputs = {x};
 
   /* algorithm */

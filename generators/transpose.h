@@ -24,7 +24,8 @@ namespace aotc::gen {
 struct TransposeSpec {
   Shape input_shape;
   std::vector<int> perm;  // output dim i is input dim perm[i]
-  std::vector<PostOpSpec> epilogue;
+  std::vector<PostOpSpec> epilogue;  // float32 only
+  Halide::Type element_type = Halide::Float(32);
 };
 
 // Throws std::invalid_argument unless perm is a permutation of the input's dims.

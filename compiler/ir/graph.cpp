@@ -56,6 +56,18 @@ bool dtype_from_name(const std::string& name, DType* dtype) {
   return false;
 }
 
+const char* arithmetic_name(Arithmetic a) { return a == Arithmetic::kTflite ? "tflite" : "onnx"; }
+
+bool arithmetic_from_name(const std::string& name, Arithmetic* a) {
+  for (const Arithmetic candidate : {Arithmetic::kOnnx, Arithmetic::kTflite}) {
+    if (name == arithmetic_name(candidate)) {
+      *a = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
 bool same_element_type(const Tensor& a, const Tensor& b) {
   if (a.dtype != b.dtype || (a.quant == nullptr) != (b.quant == nullptr)) return false;
   return a.quant == nullptr || *a.quant == *b.quant;

@@ -262,14 +262,25 @@ struct DepthToSpaceAttrs {
   bool operator==(const DepthToSpaceAttrs&) const = default;
 };
 
-// quantize(x: f32) -> dtype with `quant`: q = saturate(round_half_to_even(x / scale) + zero_point)
-// (ONNX QuantizeLinear); dequantize(q) -> f32: (q - zero_point) * scale, with q's own
-// quantization (ONNX DequantizeLinear). Reshape, flatten, dropout and max_pool2d keep any
-// element type (max pooling commutes with the monotonic dequantization); qconv2d computes
-// in integers; every other op reads and writes f32.
+// Whose integer arithmetic a quantize or qconv2d follows (docs/int8.md): ONNX's, as ONNX
+// Runtime's CPU kernels compute it (float requantization, ties to even), or TensorFlow Lite's
+// (ties away from zero; qconv2d requantizes with a fixed-point multiplier).
+enum class Arithmetic : uint8_t { kOnnx, kTflite };
+
+const char* arithmetic_name(Arithmetic a);  // "onnx", "tflite"
+// Returns false if `name` names no arithmetic.
+bool arithmetic_from_name(const std::string& name, Arithmetic* a);
+
+// quantize(x: f32) -> dtype with `quant`: q = saturate(round(x / scale) + zero_point), x / scale
+// in float32, rounding ties to even (ONNX QuantizeLinear) or, with TFLite's arithmetic, away
+// from zero (TFLite's QUANTIZE); dequantize(q) -> f32: (q - zero_point) * scale, with q's own
+// quantization (ONNX DequantizeLinear, TFLite's DEQUANTIZE). Reshape, flatten, dropout and
+// max_pool2d keep any element type (max pooling commutes with the monotonic dequantization);
+// qconv2d computes in integers; every other op reads and writes f32.
 struct QuantizeAttrs {
   DType dtype = DType::I8;
   Quantization quant;
+  Arithmetic arithmetic = Arithmetic::kOnnx;
   bool operator==(const QuantizeAttrs&) const = default;
 };
 
@@ -280,6 +291,9 @@ struct QuantizeAttrs {
 //   acc[o] = bias[o] + sum (x - x_zero_point) * (w[o] - w_zero_point[o])    exactly, in int32
 //   y = clamp(round_half_to_even(float(acc[o]) * m[o]) + y_zero_point, min, max)
 //   m[o] = float32(float32(x_scale * w_scale[o]) / y_scale)
+// or, with out.arithmetic TFLite's (reference_integer_ops::ConvPerChannel):
+//   y = clamp(MultiplyByQuantizedMultiplier(acc[o], QuantizeMultiplier(double(x_scale) *
+//             double(w_scale[o]) / double(y_scale))) + y_zero_point, min, max)
 // Padding reads the input's zero point. The bias's scale is x_scale * w_scale[o] (its zero
 // point 0). [min, max] lies in out.dtype: a relu or clamp folded into the saturation.
 struct QConv2dAttrs {

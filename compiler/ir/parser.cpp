@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
 #include <unordered_map>
 
@@ -344,8 +345,9 @@ class Parser {
       attrs_.erase(it);
       return out;
     }
-    std::string word(const std::string& key) {
+    std::string word(const std::string& key, const std::optional<std::string>& fallback = std::nullopt) {
       auto it = attrs_.find(key);
+      if (it == attrs_.end() && fallback) return *fallback;
       if (it == attrs_.end()) p_.error("missing attribute '" + key + "'");
       if (!it->second.is_word) p_.error("attribute '" + key + "' must be a name");
       std::string v = it->second.word;
@@ -406,6 +408,9 @@ class Parser {
     const std::string dtype = r.word("dtype");
     if (!dtype_from_name(dtype, &a.dtype)) error("attribute 'dtype': unknown dtype '" + dtype + "'");
     a.quant = r.quantization();
+    const std::string arithmetic = r.word("arithmetic", arithmetic_name(a.arithmetic));
+    if (!arithmetic_from_name(arithmetic, &a.arithmetic))
+      error("attribute 'arithmetic': unknown arithmetic '" + arithmetic + "' (onnx or tflite)");
     return a;
   }
 

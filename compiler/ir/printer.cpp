@@ -104,7 +104,8 @@ std::string print_attrs(const Attrs& attrs) {
     std::string operator()(const EluAttrs& a) const { return "{alpha=" + number(a.alpha) + "}"; }
     std::string operator()(const QuantizeAttrs& a) const {
       return "{dtype=" + std::string(dtype_name(a.dtype)) + ", axis=" + std::to_string(a.quant.axis) + ", " +
-             scales_and_zero_points(a.quant) + "}";
+             scales_and_zero_points(a.quant) +
+             (a.arithmetic == Arithmetic::kOnnx ? "" : ", arithmetic=" + std::string(arithmetic_name(a.arithmetic))) + "}";
     }
     // The conv's attributes, the output's type and the saturation bounds, in one block.
     std::string operator()(const QConv2dAttrs& a) const {

@@ -30,6 +30,7 @@ Operand operand_kind(OpKind op, size_t i, size_t operands) {
     case OpKind::Reshape:
     case OpKind::Flatten:
     case OpKind::Dropout:
+    case OpKind::Transpose:
     case OpKind::MaxPool2d: return Operand::kAny;
     default: return Operand::kFloat;
   }

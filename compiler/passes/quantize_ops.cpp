@@ -126,8 +126,8 @@ class QuantizeOps {
     const int64_t zero = a.out.quant.zero_point[0];
     const float lo = act.op == OpKind::Relu ? 0.0f : act.attr<ClampAttrs>().min;
     const float hi = act.op == OpKind::Relu ? INFINITY : act.attr<ClampAttrs>().max;
-    a.min = std::max(a.min, quantize_value(lo, a.out.dtype, scale, zero));
-    a.max = std::min(a.max, quantize_value(hi, a.out.dtype, scale, zero));
+    a.min = std::max(a.min, quantize_value(lo, a.out.dtype, scale, zero, a.out.arithmetic));
+    a.max = std::min(a.max, quantize_value(hi, a.out.dtype, scale, zero, a.out.arithmetic));
     return a.min <= a.max;
   }
 

@@ -398,11 +398,12 @@ size_t quant_channel(int64_t i, const Shape& s, const Quantization& q) {
   return static_cast<size_t>(i / extent(s, axis + 1, s.size()) % s[axis]);
 }
 
-void quantize(const Value& x, DType dtype, const Quantization& q, Value& out) {
+void quantize(const Value& x, const QuantizeAttrs& a, Value& out) {
+  const Quantization& q = a.quant;
   for (int64_t i = 0; i < static_cast<int64_t>(out.data.size()); ++i) {
     const size_t c = quant_channel(i, x.shape, q);
-    out.data[static_cast<size_t>(i)] =
-        static_cast<float>(quantize_value(x.data[static_cast<size_t>(i)], dtype, q.scale[c], q.zero_point[c]));
+    out.data[static_cast<size_t>(i)] = static_cast<float>(
+        quantize_value(x.data[static_cast<size_t>(i)], a.dtype, q.scale[c], q.zero_point[c], a.arithmetic));
   }
 }
 
@@ -431,9 +432,13 @@ void qconv2d(const Graph& g, const Node& node, const std::vector<const Value*>& 
   for (int64_t i = 0; i < static_cast<int64_t>(out.data.size()); ++i) {
     const int64_t o = i / plane % out.shape[1];
     const auto acc = static_cast<int32_t>(sums[static_cast<size_t>(i)]);
-    const float scaled = std::nearbyint(static_cast<float>(acc) * requantization_multiplier(xq, wq, a.out.quant, o));
-    out.data[static_cast<size_t>(i)] = static_cast<float>(
-        std::clamp(static_cast<int64_t>(scaled) + a.out.quant.zero_point[0], a.min, a.max));
+    const int64_t scaled =
+        a.out.arithmetic == Arithmetic::kTflite
+            ? multiply_by_quantized_multiplier(acc, tflite_requantization_multiplier(xq, wq, a.out.quant, o))
+            : static_cast<int64_t>(
+                  std::nearbyint(static_cast<float>(acc) * requantization_multiplier(xq, wq, a.out.quant, o)));
+    out.data[static_cast<size_t>(i)] =
+        static_cast<float>(std::clamp(scaled + a.out.quant.zero_point[0], a.min, a.max));
   }
 }
 
@@ -487,7 +492,7 @@ void compute_op(const Graph& g, const Node& node, const std::vector<const Value*
     case OpKind::ConvTranspose2d:
       return conv_transpose2d(x, *in[1], operands == 3 ? in[2] : nullptr, node.attr<ConvTranspose2dAttrs>(), out);
     case OpKind::DepthToSpace: return depth_to_space(x, node.attr<DepthToSpaceAttrs>().block, out);
-    case OpKind::Quantize: return quantize(x, node.attr<QuantizeAttrs>().dtype, node.attr<QuantizeAttrs>().quant, out);
+    case OpKind::Quantize: return quantize(x, node.attr<QuantizeAttrs>(), out);
     case OpKind::Dequantize: return dequantize(x, *g.tensor(node.inputs[0]).quant, out);
     case OpKind::QConv2d: return qconv2d(g, node, in, operands, out);
   }
@@ -526,8 +531,43 @@ float requantization_multiplier(const Quantization& x, const Quantization& w, co
   return accumulator_scale / y.scale[0];
 }
 
-int64_t quantize_value(float x, DType dtype, float scale, int64_t zero_point) {
-  const float scaled = std::nearbyint(x / scale);  // ties to even
+FixedPointMultiplier quantize_multiplier(double real) {
+  if (real == 0) return {};
+  int shift = 0;
+  const double significand = std::frexp(real, &shift);  // in [0.5, 1)
+  auto fixed = static_cast<int64_t>(std::round(significand * double(int64_t{1} << 31)));  // ties away from zero
+  if (fixed == int64_t{1} << 31) {
+    fixed /= 2;
+    ++shift;
+  }
+  if (shift < -31) return {};
+  if (shift > 30) return {std::numeric_limits<int32_t>::max(), 30};
+  return {static_cast<int32_t>(fixed), shift};
+}
+
+FixedPointMultiplier tflite_requantization_multiplier(const Quantization& x, const Quantization& w,
+                                                      const Quantization& y, int64_t o) {
+  const double w_scale = w.scale[w.axis < 0 ? 0 : static_cast<size_t>(o)];
+  return quantize_multiplier(static_cast<double>(x.scale[0]) * w_scale / static_cast<double>(y.scale[0]));
+}
+
+int32_t multiply_by_quantized_multiplier(int32_t acc, FixedPointMultiplier m) {
+  const int left = std::max(m.shift, 0), right = std::max(-m.shift, 0);
+  const auto shifted = static_cast<int32_t>(static_cast<uint32_t>(acc) << left);  // wraps, as int32 in TFLite
+  // SaturatingRoundingDoublingHighMul: the multiplier is positive, so it never saturates.
+  const int64_t product = int64_t{shifted} * m.multiplier;
+  const int64_t nudge = product >= 0 ? int64_t{1} << 30 : 1 - (int64_t{1} << 30);
+  const auto high = static_cast<int32_t>((product + nudge) / (int64_t{1} << 31));  // truncates toward zero
+  // RoundingDivideByPOT: ties away from zero.
+  const int64_t mask = (int64_t{1} << right) - 1;
+  const int64_t remainder = high & mask, threshold = (mask >> 1) + (high < 0 ? 1 : 0);
+  return (high >> right) + (remainder > threshold ? 1 : 0);
+}
+
+int64_t quantize_value(float x, DType dtype, float scale, int64_t zero_point, Arithmetic arithmetic) {
+  const float quotient = x / scale;
+  const float scaled = arithmetic == Arithmetic::kTflite ? std::round(quotient)       // ties away from zero
+                                                          : std::nearbyint(quotient);  // ties to even
   const double v = std::isnan(scaled) ? 0.0 : static_cast<double>(scaled);
   return static_cast<int64_t>(std::clamp(v + static_cast<double>(zero_point), static_cast<double>(dtype_min(dtype)),
                                          static_cast<double>(dtype_max(dtype))));

@@ -25,13 +25,31 @@ std::vector<Value> evaluate(const Graph& g, const std::vector<Value>& inputs);
 std::vector<Value> evaluate_node(const Graph& g, const Node& node,
                                  const std::vector<const Value*>& inputs);
 
-// ONNX QuantizeLinear of one value: saturate(round_half_to_even(x / scale) + zero_point) to
-// `dtype`, with x / scale in float32 as ONNX Runtime computes it; NaN gives the zero point.
-int64_t quantize_value(float x, DType dtype, float scale, int64_t zero_point);
+// The quantize op on one value: saturate(round(x / scale) + zero_point) to `dtype`, with
+// x / scale in float32, ties to even (ONNX QuantizeLinear, as ONNX Runtime computes it) or
+// away from zero (TFLite's QUANTIZE); NaN gives the zero point.
+int64_t quantize_value(float x, DType dtype, float scale, int64_t zero_point, Arithmetic arithmetic = Arithmetic::kOnnx);
 
 // qconv2d's requantization multiplier of output channel `o` (graph.h, QConv2dAttrs), as ONNX
 // Runtime computes it: float32(float32(x_scale * w_scale[o]) / y_scale). The evaluator and the
 // kernels use this one definition.
 float requantization_multiplier(const Quantization& x, const Quantization& w, const Quantization& y, int64_t o);
+
+// TFLite's fixed-point multiplier (quantization_util.cc, QuantizeMultiplier): real ~=
+// multiplier * 2^(shift - 31), multiplier in [2^30, 2^31) (0 for a real below 2^-32).
+struct FixedPointMultiplier {
+  int32_t multiplier = 0;
+  int shift = 0;
+};
+FixedPointMultiplier quantize_multiplier(double real);
+// qconv2d's fixed-point multiplier of output channel `o` with TFLite's arithmetic:
+// QuantizeMultiplier(double(x_scale) * double(w_scale[o]) / double(y_scale)), as TFLite's
+// PopulateConvolutionQuantizationParams computes it.
+FixedPointMultiplier tflite_requantization_multiplier(const Quantization& x, const Quantization& w,
+                                                      const Quantization& y, int64_t o);
+// TFLite's MultiplyByQuantizedMultiplier (kernels/internal/common.h, double rounding):
+// RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(acc * 2^max(shift, 0), multiplier),
+// max(-shift, 0)); the left shift wraps in int32.
+int32_t multiply_by_quantized_multiplier(int32_t acc, FixedPointMultiplier m);
 
 }  // namespace aotc

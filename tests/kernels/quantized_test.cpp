@@ -70,19 +70,23 @@ TEST(QuantizeKernel, MatchesTheEvaluatorOnTiesNansInfinitiesAndSaturation) {
   const Shape shape{2, 3, 37};
   for (const DType dtype : {DType::I8, DType::U8}) {
     for (const int axis : {-1, 1}) {
+     for (const Arithmetic arithmetic : {Arithmetic::kOnnx, Arithmetic::kTflite}) {
       const Quantization q = axis < 0 ? Quantization{{0.25f}, {dtype == DType::I8 ? 3 : 128}, -1}
                                       : Quantization{{0.25f, 0.1f, 3.0f}, {dtype == DType::I8 ? -5 : 0, 7, 100}, 1};
-      gen::QuantizeSpec spec{gen::QuantizeSpec::Kind::kQuantize, shape, halide_of(dtype), q.scale, q.zero_point, axis};
+      gen::QuantizeSpec spec{gen::QuantizeSpec::Kind::kQuantize, shape,   halide_of(dtype),
+                             q.scale,                              q.zero_point, axis,
+                             arithmetic == Arithmetic::kTflite};
       std::vector<float> want(x.size());
       for (size_t i = 0; i < x.size(); ++i) {
         const size_t c = axis < 0 ? 0 : i / 37 % 3;
-        want[i] = static_cast<float>(quantize_value(x[i], dtype, q.scale[c], q.zero_point[c]));
+        want[i] = static_cast<float>(quantize_value(x[i], dtype, q.scale[c], q.zero_point[c], arithmetic));
       }
       for (const std::string& target : kTargets) {
         gen::Kernel kernel = gen::quantize(spec, target_named(target));
         EXPECT_EQ(run_typed(kernel, {x}, {shape}, shape, target_named(target)), want)
-            << dtype_name(dtype) << " axis " << axis << " on " << target;
+            << dtype_name(dtype) << " axis " << axis << " " << arithmetic_name(arithmetic) << " on " << target;
       }
+      if (arithmetic == Arithmetic::kTflite) continue;
       // Dequantizing the integers back: (q - zero_point) * scale in float32.
       spec.kind = gen::QuantizeSpec::Kind::kDequantize;
       std::vector<float> real(want.size());
@@ -92,6 +96,7 @@ TEST(QuantizeKernel, MatchesTheEvaluatorOnTiesNansInfinitiesAndSaturation) {
       }
       gen::Kernel kernel = gen::quantize(spec, host_target());
       EXPECT_EQ(run_typed(kernel, {want}, {shape}, shape, host_target()), real) << dtype_name(dtype) << " axis " << axis;
+     }
     }
   }
 }
@@ -107,8 +112,10 @@ struct QConvCase {
 };
 
 // A qconv2d node of `c` with random integers and scales, evaluated by the reference, and the
-// generator's kernel on the same values (with VNNI dot products if `vnni`).
-void check_qconv2d(const QConvCase& c, unsigned seed, const std::string& target, bool vnni = false) {
+// generator's kernel on the same values (with VNNI dot products if `vnni`), with ONNX's or
+// TFLite's arithmetic.
+void check_qconv2d(const QConvCase& c, unsigned seed, const std::string& target, bool vnni = false,
+                   Arithmetic arithmetic = Arithmetic::kOnnx) {
   std::mt19937 rng(seed);
   const auto integers = [&rng](DType dtype, int64_t count) {
     std::uniform_int_distribution<int> d(static_cast<int>(dtype_min(dtype)), static_cast<int>(dtype_max(dtype)));
@@ -147,7 +154,7 @@ void check_qconv2d(const QConvCase& c, unsigned seed, const std::string& target,
   QConv2dAttrs a;
   a.conv = {c.stride, c.pad, c.dilation, c.groups};
   // An output scale that keeps most values inside the type, some saturating.
-  a.out = {c.y_dtype, {{xq.scale[0] * wq.scale[0] * 40.0f}, {c.y_dtype == DType::U8 ? 30 : 3}, -1}};
+  a.out = {c.y_dtype, {{xq.scale[0] * wq.scale[0] * 40.0f}, {c.y_dtype == DType::U8 ? 30 : 3}, -1}, arithmetic};
   a.min = c.relu ? a.out.quant.zero_point[0] : dtype_min(c.y_dtype);
   a.max = dtype_max(c.y_dtype);
   g.outputs = {append_node(g, OpKind::QConv2d, a, inputs, "y", "test")};
@@ -170,13 +177,26 @@ void check_qconv2d(const QConvCase& c, unsigned seed, const std::string& target,
   spec.min = a.min;
   spec.max = a.max;
   spec.vnni = vnni;
+  spec.fixed_point = arithmetic == Arithmetic::kTflite;
   const gen::PackedWeights packed = gen::pack_qconv2d_weights(spec, g.tensor(w).data->data(), wq.zero_point);
-  std::vector<float> bias(static_cast<size_t>(o), 0.0f), multipliers;
+  std::vector<float> bias(static_cast<size_t>(o), 0.0f);
   if (c.bias) bias = *g.tensor(inputs[2]).data;
-  for (int64_t i = 0; i < o; ++i) multipliers.push_back(requantization_multiplier(xq, wq, a.out.quant, i));
+  gen::PackedWeights multipliers{{o}, {}};
+  if (spec.fixed_point) {
+    std::vector<int32_t> fixed;
+    std::vector<int> shifts;
+    for (int64_t i = 0; i < o; ++i) {
+      const FixedPointMultiplier m = tflite_requantization_multiplier(xq, wq, a.out.quant, i);
+      fixed.push_back(m.multiplier);
+      shifts.push_back(m.shift);
+    }
+    multipliers = gen::pack_fixed_point_multipliers(fixed, shifts);
+  } else {
+    for (int64_t i = 0; i < o; ++i) multipliers.data.push_back(requantization_multiplier(xq, wq, a.out.quant, i));
+  }
   gen::Kernel kernel = gen::qconv2d(spec, target_named(target));
-  std::vector<std::vector<float>> inputs_data = {input.data, packed.data, bias, multipliers};
-  std::vector<Shape> shapes = {c.input, packed.shape, {o}, {o}};
+  std::vector<std::vector<float>> inputs_data = {input.data, packed.data, bias, multipliers.data};
+  std::vector<Shape> shapes = {c.input, packed.shape, {o}, multipliers.shape};
   if (vnni) {
     // The convolution reads the input's quads, which their own kernel writes.
     gen::Kernel quads = gen::qconv2d_quads(spec, target_named(target));
@@ -222,6 +242,21 @@ TEST(QConv2dKernel, MatchesTheEvaluatorExactly) {
   check_qconv2d(cases[1], 202, kSse41);
   check_qconv2d(cases[6], 203, kAvx2);
   check_qconv2d(cases[7], 204, kSse41);
+}
+
+// TFLite's fixed-point requantization (MultiplyByQuantizedMultiplier) on every case, the
+// VNNI kernel's included where the host has it.
+TEST(QConv2dKernel, FixedPointMatchesTheEvaluatorExactly) {
+  const bool vnni = gen::has_avx512_vnni(target_named("host"));
+  unsigned seed = 400;
+  for (const QConvCase& c : qconv_cases()) {
+    SCOPED_TRACE(to_string(c.input) + " -> " + std::to_string(c.out_channels));
+    check_qconv2d(c, seed++, "host", false, Arithmetic::kTflite);
+    if (vnni && c.groups == 1 && c.w_dtype == DType::I8 && !c.weight_zero_points)
+      check_qconv2d(c, seed++, "host", true, Arithmetic::kTflite);
+  }
+  check_qconv2d(qconv_cases()[1], 450, kAvx2, false, Arithmetic::kTflite);
+  check_qconv2d(qconv_cases()[6], 451, kSse41, false, Arithmetic::kTflite);
 }
 
 // The VNNI kernel (uint8 x int8 quads, the input's zero point folded into the bias) on the

@@ -53,6 +53,26 @@ def conv_relu6():
     return b.finish([x], [y])
 
 
+def int8_conv(x_scale=0.02, x_zero=0, filter_scales=(0.1, 0.1, 0.1), bias_scale=0.002, activation_type=np.int8):
+    """A fully int8-quantized convolution as TFLite's converter writes one: QUANTIZE, an int8
+    CONV_2D (per-channel int8 filter, int32 bias at x_scale * filter_scale) with a fused
+    RELU6, DEQUANTIZE. The arguments break it (x_scale None: no quantization)."""
+    b = ModelBuilder()
+    x = b.tensor("x", [1, 4, 4, 2])
+    q = b.tensor("x.q", [1, 4, 4, 2], activation_type,
+                 quantization=None if x_scale is None else b.quantization([x_scale], [x_zero]))
+    b.operator("QUANTIZE", [x], [q])
+    filt = b.constant("filter", (np.arange(54) % 7 - 3).astype(np.int8).reshape(3, 3, 3, 2),
+                      quantization=b.quantization(list(filter_scales), [0] * len(filter_scales)))
+    bias = b.constant("bias", np.array([5, -7, 11], np.int32), quantization=b.quantization([bias_scale] * 3, [0] * 3))
+    yq = b.tensor("y.q", [1, 4, 4, 3], np.int8, quantization=b.quantization([0.05], [-10]))
+    b.operator("CONV_2D", [q, filt, bias], [yq], "Conv2DOptions", padding=b.enum("Padding", "SAME"), strideH=1,
+               strideW=1, fusedActivationFunction=b.enum("ActivationFunctionType", "RELU6"))
+    y = b.tensor("y", [1, 4, 4, 3])
+    b.operator("DEQUANTIZE", [yq], [y])
+    return b.finish([x], [y])
+
+
 def mixed_ops():
     """PAD, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, CONCATENATION, RESIZE_BILINEAR (half-pixel),
     HARD_SWISH, MEAN, RESHAPE, FULLY_CONNECTED, SOFTMAX: one of each of the common kinds."""
@@ -153,21 +173,18 @@ def invalid_models():
     b.operator("RELU", [f], [r])
     add("unsupported_ops", b.finish([x], [r]), UNSUPPORTED, "unsupported TensorFlow Lite operators: EXP x2, FLOOR x1")
 
-    # A fully int8-quantized convolution (QUANTIZE, int8 CONV_2D, DEQUANTIZE).
-    b = ModelBuilder()
-    x = b.tensor("x", [1, 4, 4, 2])
-    q = b.tensor("x.q", [1, 4, 4, 2], np.int8, quantization=b.quantization([0.02], [0]))
-    b.operator("QUANTIZE", [x], [q])
-    filt = b.constant("filter", np.ones((3, 3, 3, 2), np.int8), quantization=b.quantization([0.1, 0.1, 0.1], [0, 0, 0]))
-    bias = b.constant("bias", np.zeros(3, np.int32), quantization=b.quantization([0.002] * 3, [0, 0, 0]))
-    yq = b.tensor("y.q", [1, 4, 4, 3], np.int8, quantization=b.quantization([0.05], [0]))
-    b.operator("CONV_2D", [q, filt, bias], [yq], "Conv2DOptions", padding=b.enum("Padding", "SAME"), strideH=1,
-               strideW=1)
-    y = b.tensor("y", [1, 4, 4, 3])
-    b.operator("DEQUANTIZE", [yq], [y])
-    # One message: the unsupported QUANTIZE, then the int8 operands.
-    add("int8_quantized", b.finish([x], [y]), UNSUPPORTED, "; int8-quantized models are not supported (5 int8/uint8 "
-        "operands, the first: tensor #1 'x.q' of QUANTIZE)")
+    # Bad quantization of an int8 model (int8_conv), each named with its tensor.
+    add("int8_zero_scale", int8_conv(x_scale=0.0), INVALID_MODEL,
+        "operator #0 (QUANTIZE): tensor 'x.q' (i8): scale 0 is not finite and positive")
+    add("int8_zero_point_range", int8_conv(x_zero=200), INVALID_MODEL,
+        "operator #0 (QUANTIZE): tensor 'x.q' (i8): zero point 200 is outside [-128, 127]")
+    add("int8_channel_scales", int8_conv(filter_scales=[0.1, 0.1]), INVALID_MODEL,
+        "operator #1 (CONV_2D): tensor 'filter' (i8): 2 scales and 2 zero points, expected 3")
+    add("int8_bias_scale", int8_conv(bias_scale=0.003), INVALID_MODEL, "operator #1 (CONV_2D): bias tensor #3 'bias' has scale 0.003 for output channel 0")
+    add("int8_no_quantization", int8_conv(x_scale=None), INVALID_MODEL,
+        "operator #0 (QUANTIZE): tensor #1 'x.q' has type INT8 but no quantization scale")
+    add("int16_activations", int8_conv(activation_type=np.int16), UNSUPPORTED,
+        "operator #0 (QUANTIZE): QUANTIZE to INT16; aotc quantizes to int8 and uint8")
 
     valid = conv_relu6()
     add("truncated", valid[:len(valid) // 2], INVALID_MODEL, "the FlatBuffers verifier rejected it")
@@ -269,7 +286,7 @@ def invalid_models():
     y = b.tensor("y", [1, 4])
     b.operator("DEQUANTIZE", [r], [y])
     add("dequantize_computed", b.finish([x], [y]), UNSUPPORTED,
-        "operator #1 (DEQUANTIZE): DEQUANTIZE of a computed tensor (tensor #1 'relu')")
+        "operator #1 (DEQUANTIZE): DEQUANTIZE of tensor #1 'relu' of type FLOAT32")
 
     b = ModelBuilder()
     x = b.tensor("x", [1, 4, 4, 3])
@@ -330,7 +347,7 @@ def invalid_models():
     y = b.tensor("y", [1, 4])
     b.operator("DEQUANTIZE", [x], [y])
     add("float16_graph_input", b.finish([x], [y]), UNSUPPORTED,
-        "graph input tensor #0 'x' has type FLOAT16; aotc compiles float32 inputs")
+        "graph input tensor #0 'x' has type FLOAT16; aotc compiles float32, int8 and uint8 inputs")
 
     b = ModelBuilder()
     x = b.tensor("x", [1, 4, 4, 2])
@@ -372,7 +389,7 @@ def generate(flatc):
     with tempfile.TemporaryDirectory() as tempdir:
         tflite_builder.load_schema(flatc, tempdir)
         files = {f"valid/{f.__name__}{SUFFIX}": f() for f in (conv_relu6, mixed_ops, sparse_float16_weights,
-                                                               upsampling_decoder)}
+                                                               upsampling_decoder, int8_conv)}
         expectations = []
         for stem, data, code, fragment in invalid_models():
             files[f"invalid/{stem}{SUFFIX}"] = data

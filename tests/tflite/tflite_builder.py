@@ -22,7 +22,7 @@ import numpy as np
 
 SCHEMA = Path(__file__).resolve().parent.parent.parent / "schemas" / "tflite.fbs"
 TENSOR_TYPES = {np.dtype("float32"): 0, np.dtype("float16"): 1, np.dtype("int32"): 2, np.dtype("uint8"): 3,
-                np.dtype("int64"): 4, np.dtype("int8"): 9}
+                np.dtype("int64"): 4, np.dtype("int16"): 7, np.dtype("int8"): 9}
 # TFLite's sparse index vectors (SparseIndexVector union members) by element type.
 INDEX_VECTORS = {np.dtype("int32"): "Int32Vector", np.dtype("uint16"): "Uint16Vector", np.dtype("uint8"): "Uint8Vector"}
 

@@ -423,6 +423,39 @@ TEST(Evaluator, QuantizeRoundsHalfToEvenAndSaturates) {
   expect_value(quantize_values(x, DType::I8, {{0.25f}, {0}, -1}), {10}, {2, 6, 10, -2, -10, 127, -128, 0, 127, -128});
 }
 
+TEST(Evaluator, QuantizeWithTfliteArithmeticRoundsTiesAwayFromZero) {
+  for (const auto& [x, want] : std::vector<std::pair<float, int64_t>>{
+           {0.5f, 4}, {1.5f, 5}, {2.5f, 6}, {-0.5f, 2}, {-2.5f, 0}, {0.49999997f, 3}, {200, 127}}) {
+    EXPECT_EQ(quantize_value(x, DType::I8, 1.0f, 3, Arithmetic::kTflite), want) << x;
+  }
+}
+
+TEST(Evaluator, TfliteQuantizeMultiplierMatchesItsDefinition) {
+  // frexp: 0.5 = 0.5 * 2^0, 1 = 0.5 * 2^1, 0.1 = 0.8 * 2^-3 (0.8 * 2^31 = 1717986918.4).
+  const auto m = [](double real) {
+    const FixedPointMultiplier f = quantize_multiplier(real);
+    return std::pair<int32_t, int>{f.multiplier, f.shift};
+  };
+  EXPECT_EQ(m(0.5), (std::pair<int32_t, int>{1 << 30, 0}));
+  EXPECT_EQ(m(1.0), (std::pair<int32_t, int>{1 << 30, 1}));
+  EXPECT_EQ(m(0.1), (std::pair<int32_t, int>{1717986918, -3}));
+  EXPECT_EQ(m(0.0), (std::pair<int32_t, int>{0, 0}));
+  EXPECT_EQ(m(1e-12), (std::pair<int32_t, int>{0, 0}));  // shift below -31
+}
+
+TEST(Evaluator, TfliteMultiplyByQuantizedMultiplierRoundsTwiceAsTfliteDoes) {
+  const FixedPointMultiplier half{1 << 30, 0}, quarter{1 << 30, -1}, eighth{1 << 30, -2}, one{1 << 30, 1};
+  EXPECT_EQ(multiply_by_quantized_multiplier(100, half), 50);
+  EXPECT_EQ(multiply_by_quantized_multiplier(5, half), 3);    // 2.5: the high multiply's nudge rounds up
+  EXPECT_EQ(multiply_by_quantized_multiplier(-5, half), -2);  // -2.5: (-6 * 2^30 + 1) / 2^31 truncates to -2
+  EXPECT_EQ(multiply_by_quantized_multiplier(-5, one), -5);   // the left shift first
+  EXPECT_EQ(multiply_by_quantized_multiplier(-5, quarter), -1);
+  EXPECT_EQ(multiply_by_quantized_multiplier(6, eighth), 1);  // 3 / 4 rounded: 0.75 -> 1
+  // 1.25 -> 2: 5 x 0.5 rounds to 3, then 3 / 2 rounds half away from zero (double rounding).
+  EXPECT_EQ(multiply_by_quantized_multiplier(5, quarter), 2);
+  EXPECT_EQ(multiply_by_quantized_multiplier(-7, quarter), -2);  // -3.5 -> -3, then -1.5 -> -2
+}
+
 TEST(Evaluator, QuantizePerChannelAlongItsAxis) {
   // Shape [1,2,3], axis 1: channel 0 scale 0.5 zero point 10, channel 1 scale 2 zero point 128.
   const Value x{{1, 2, 3}, {1.25f, -1.25f, 0.75f, 3, 5, -300}};

@@ -127,6 +127,7 @@ gen::QConv2dSpec qconv2d_spec(const Graph& g, const Node& node) {
   spec.weight_type = symmetric && w.dtype == DType::I8 ? Halide::Int(8) : Halide::Int(32);
   spec.out_type = halide_type(a.out.dtype);
   spec.out_zero = a.out.quant.zero_point[0];
+  spec.fixed_point = a.out.arithmetic == Arithmetic::kTflite;
   spec.min = a.min;
   spec.max = a.max;
   return spec;
@@ -150,10 +151,21 @@ NodeKernel qconv2d_kernel(const Graph& g, const Node& node, const gen::QConv2dSp
   } else {
     b.packed([o = spec.out_channels] { return gen::PackedWeights{{o}, std::vector<float>(static_cast<size_t>(o)), Halide::Int(32)}; });
   }
-  std::vector<float> multipliers;
-  for (int64_t o = 0; o < spec.out_channels; ++o)
-    multipliers.push_back(requantization_multiplier(*x.quant, wq, a.out.quant, o));
-  b.packed([multipliers] { return gen::PackedWeights{{static_cast<int64_t>(multipliers.size())}, multipliers}; });
+  if (spec.fixed_point) {
+    std::vector<int32_t> multipliers;
+    std::vector<int> shifts;
+    for (int64_t o = 0; o < spec.out_channels; ++o) {
+      const FixedPointMultiplier m = tflite_requantization_multiplier(*x.quant, wq, a.out.quant, o);
+      multipliers.push_back(m.multiplier);
+      shifts.push_back(m.shift);
+    }
+    b.packed([multipliers, shifts] { return gen::pack_fixed_point_multipliers(multipliers, shifts); });
+  } else {
+    std::vector<float> multipliers;
+    for (int64_t o = 0; o < spec.out_channels; ++o)
+      multipliers.push_back(requantization_multiplier(*x.quant, wq, a.out.quant, o));
+    b.packed([multipliers] { return gen::PackedWeights{{static_cast<int64_t>(multipliers.size())}, multipliers}; });
+  }
   if (spec.vnni) b.packed([spec, weights] { return gen::qconv2d_weight_sums(spec, weights->data()); });
   const double macs = b.output_elements() * static_cast<double>(w.shape[1] * w.shape[2] * w.shape[3]);
   return b.finish([spec](const Halide::Target& t) { return gen::qconv2d(spec, t); }, 2 * macs);
@@ -257,6 +269,7 @@ NodeKernel node_kernel(const Graph& g, const Node& node) {
       spec.input_shape = g.tensor(node.inputs[0]).shape;
       spec.perm = node.attr<TransposeAttrs>().perm;
       spec.epilogue = epilogue_specs(g, node);
+      spec.element_type = halide_type(g.tensor(node.inputs[0]).dtype);
       b.tensor(node.inputs[0]);
       return b.finish([spec](const Halide::Target& t) { return gen::transpose(spec, t); }, 0);
     }
@@ -287,6 +300,7 @@ NodeKernel node_kernel(const Graph& g, const Node& node) {
       spec.scale = integer.quant->scale;
       spec.zero_point = integer.quant->zero_point;
       spec.axis = integer.quant->axis;
+      spec.ties_away_from_zero = quantizing && node.attr<QuantizeAttrs>().arithmetic == Arithmetic::kTflite;
       b.tensor(node.inputs[0]);
       return b.finish([spec](const Halide::Target& t) { return gen::quantize(spec, t); }, 2 * out_elements);
     }

@@ -137,9 +137,13 @@ std::vector<int64_t> decode_integers(const tfl::Tensor& t, const flatbuffers::Ve
     for (size_t i = 0; i + 4 <= bytes.size(); i += 4) out.push_back(load<int32_t>(bytes.data() + i));
   } else if (t.type() == TensorType::INT64) {
     for (size_t i = 0; i + 8 <= bytes.size(); i += 8) out.push_back(load<int64_t>(bytes.data() + i));
+  } else if (t.type() == TensorType::INT8) {
+    for (const uint8_t b : bytes) out.push_back(static_cast<int8_t>(b));
+  } else if (t.type() == TensorType::UINT8) {
+    out.assign(bytes.begin(), bytes.end());
   } else {
     fail(ExitCode::kUnsupported, what, " has type ", tfl::EnumNameTensorType(t.type()),
-         " where an int32 constant is needed");
+         " where an integer constant is needed");
   }
   return out;
 }

@@ -29,7 +29,7 @@ std::vector<float> decode_float(const tfl::Tensor& t, const flatbuffers::Vector<
 std::vector<float> dequantize_int8(const tfl::Tensor& t, const flatbuffers::Vector<uint8_t>& bytes,
                                    const std::string& what);
 
-// The values of an int32 / int64 constant.
+// The values of an int8 / uint8 / int32 / int64 constant.
 std::vector<int64_t> decode_integers(const tfl::Tensor& t, const flatbuffers::Vector<uint8_t>& bytes,
                                      const std::string& what);
 

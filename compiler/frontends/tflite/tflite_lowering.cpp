@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -122,6 +124,7 @@ class Lowering {
     const auto* bytes = buffer_bytes(model_, tensor(t));
     if (!bytes) unsupported(what(t), " must be a constant (aotc compiles models with fixed weights and shapes)");
     if (tensor(t).sparsity()) unsupported(what(t), " is sparse but is not read through DENSIFY");
+    if (is_quantized_type(tensor(t).type())) return dequantize_int8(tensor(t), *bytes, located(t));
     return decode_float(tensor(t), *bytes, located(t));
   }
 
@@ -131,8 +134,12 @@ class Lowering {
     return decode_integers(tensor(t), *bytes, located(t));
   }
 
-  // The tensor in the file's layout.
-  TensorId file_form(int32_t t) {
+  // The tensor in the file's layout, as a float reader sees it (readable()).
+  TensorId file_form(int32_t t) { return readable(stored_file_form(t)); }
+
+  // The tensor in the file's layout, of its own element type (an int8 tensor's layout
+  // conversions move its integers).
+  TensorId stored_file_form(int32_t t) {
     Slot& slot = slots_[static_cast<size_t>(t)];
     if (slot.file != kNoTensor) return slot.file;
     if (is_constant(t)) {
@@ -144,16 +151,18 @@ class Lowering {
     return slot.file;
   }
 
-  // A 4-D tensor in NCHW; any other tensor as in the file.
-  TensorId nchw_form(int32_t t) {
-    if (file_shape(t).size() != 4) return file_form(t);
+  // A 4-D tensor in NCHW; any other tensor as in the file; as a float reader sees it.
+  TensorId nchw_form(int32_t t) { return readable(stored_nchw_form(t)); }
+
+  TensorId stored_nchw_form(int32_t t) {
+    if (file_shape(t).size() != 4) return stored_file_form(t);
     Slot& slot = slots_[static_cast<size_t>(t)];
     if (slot.nchw != kNoTensor) return slot.nchw;
     if (is_constant(t)) {
       slot.nchw = g_.add_constant(g_.unique_name(tensor_name(t) + ".nchw"), permuted(file_shape(t), kNhwcToNchw),
                                   permuted(constant_values(t), file_shape(t), kNhwcToNchw));
     } else {
-      slot.nchw = transpose(file_form(t), kNhwcToNchw, tensor_name(t) + ".nchw");
+      slot.nchw = transpose(stored_file_form(t), kNhwcToNchw, tensor_name(t) + ".nchw");
     }
     return slot.nchw;
   }
@@ -176,7 +185,7 @@ class Lowering {
   // The form a layout-agnostic (elementwise) op can read without a conversion.
   std::pair<TensorId, bool> existing_form(int32_t t) {
     const Slot& slot = slots_[static_cast<size_t>(t)];
-    if (slot.nchw != kNoTensor && slot.file == kNoTensor) return {slot.nchw, true};
+    if (slot.nchw != kNoTensor && slot.file == kNoTensor) return {readable(slot.nchw), true};
     return {file_form(t), false};
   }
 
@@ -208,12 +217,16 @@ class Lowering {
   }
 
   void add_graph_input(int32_t t) {
-    if (tensor(t).type() != tfl::TensorType::FLOAT32)
+    if (tensor(t).type() != tfl::TensorType::FLOAT32 && !is_quantized_type(tensor(t).type()))
       fail(ExitCode::kUnsupported, path_, ": graph input ", what(t), " has type ",
-           tfl::EnumNameTensorType(tensor(t).type()), "; aotc compiles float32 inputs");
+           tfl::EnumNameTensorType(tensor(t).type()), "; aotc compiles float32, int8 and uint8 inputs");
     Tensor input;
     input.name = g_.unique_name(tensor_name(t));
     input.shape = file_shape(t);
+    if (is_quantized_type(tensor(t).type())) {
+      input.dtype = integer_dtype(t);
+      input.quant = std::make_shared<const Quantization>(activation_quantization(t));
+    }
     for (const int64_t d : input.shape)
       if (d < 1) fail(ExitCode::kUnsupported, path_, ": graph input ", what(t), " has a dimension ", d, " (aotc needs fixed shapes)");
     const TensorId id = g_.add_tensor(std::move(input));
@@ -225,7 +238,7 @@ class Lowering {
   void add_graph_output(int32_t t) {
     if (is_constant(t) && slots_[static_cast<size_t>(t)].file == kNoTensor && slots_[static_cast<size_t>(t)].nchw == kNoTensor)
       fail(ExitCode::kUnsupported, path_, ": graph output ", what(t), " is a constant");
-    const TensorId id = file_form(t);
+    const TensorId id = stored_file_form(t);
     // The output keeps the file's name, also when it is a layout conversion.
     const Slot& slot = slots_[static_cast<size_t>(t)];
     if (slot.nchw != kNoTensor && slot.nchw != id && g_.tensor(slot.nchw).name == tensor_name(t))
@@ -311,6 +324,7 @@ class Lowering {
   TensorId weight(int32_t t, size_t rank, const std::vector<int>& perm) {
     const Shape shape = file_shape(t);
     if (shape.size() != rank) invalid(what(t), " must have rank ", rank, ", got ", to_string(shape));
+    if (holds_quantized_integers(t)) return quantized_weight(t, perm);
     std::vector<float> values = constant_values(t);
     if (perm.empty()) return add_constant(tensor_name(t), shape, std::move(values));
     return add_constant(tensor_name(t), permuted(shape, perm), permuted(values, shape, perm));
@@ -322,13 +336,46 @@ class Lowering {
     if (t == -1) return {};
     if (file_shape(t) != Shape{channels})
       invalid("bias ", what(t), " must have shape [", channels, "], got ", to_string(file_shape(t)));
+    if (holds_quantized_integers(t) && is_quantized_type(tensor(input(op, 0)).type()))
+      check_bias_scale(t, input(op, 0), input(op, 1));
     return {weight(t, 1, {})};
+  }
+
+  // TFLite adds an int32 bias to the accumulator of input x filter products, whatever scale
+  // the file gives it: a scale other than theirs would mean another model than the file says.
+  void check_bias_scale(int32_t bias, int32_t x, int32_t filter) const {
+    const Quantization b = quantization_of(bias, file_shape(bias), {});
+    const Quantization xq = activation_quantization(x);
+    const Quantization wq = quantization_of(filter, file_shape(filter), {});
+    for (size_t c = 0; c < static_cast<size_t>(file_shape(bias)[0]); ++c) {
+      const double product = double{xq.scale[0]} * wq.scale[wq.axis < 0 ? 0 : c];
+      const double scale = b.scale[b.axis < 0 ? 0 : c];
+      if (std::abs(scale - product) > 1e-6 * product)
+        invalid("bias ", what(bias), " has scale ", scale, " for output channel ", c, " but its input and filter scales make ",
+                product, " (TFLite adds the bias to their products' sum)");
+    }
   }
 
   // ---- Operators ----------------------------------------------------------------
 
+  // An operator that reads or writes int8/uint8 tensors runs as its float lowering between
+  // dequantize and quantize steps (TFLite's rounding); quantize-ops then makes integer ops
+  // of the patterns it knows (docs/int8.md), the rest stays a float island.
   void lower(const tfl::Operator& op) {
     const int code = builtin_code(op);
+    if (code == static_cast<int>(BuiltinOperator::QUANTIZE)) return lower_quantize(op);
+    if (code == static_cast<int>(BuiltinOperator::DEQUANTIZE) && !is_constant(input(op, 0))) return lower_dequantize(op);
+    // Folded at compile time: constants of any type in, constants out.
+    if (code == static_cast<int>(BuiltinOperator::DEQUANTIZE) || code == static_cast<int>(BuiltinOperator::DENSIFY))
+      return lower_float(op, code);
+    const bool quantized = reads_or_writes_integers(op);
+    float_reads_ = quantized;
+    lower_float(op, code);
+    float_reads_ = false;
+    if (quantized && is_quantized_type(tensor(output(op)).type())) quantize_output(output(op));
+  }
+
+  void lower_float(const tfl::Operator& op, int code) {
     switch (static_cast<BuiltinOperator>(code)) {
       case BuiltinOperator::CONV_2D: return lower_conv2d(op, false);
       case BuiltinOperator::DEPTHWISE_CONV_2D: return lower_conv2d(op, true);
@@ -423,14 +470,15 @@ class Lowering {
     const TensorId w = weight(input(op, 1), 2, {});
     const int64_t features = g_.tensor(w).shape[1], units = g_.tensor(w).shape[0];
     // TFLite flattens the input (in the file's layout) to rows of `features`.
-    TensorId x = file_form(input(op, 0));
+    // Reshaped before a dequantization: quantize-ops sees the linear of a dequantized tensor.
+    TensorId x = stored_file_form(input(op, 0));
     const Shape xs = g_.tensor(x).shape;
     const int64_t count = num_elements(xs);
     if (count % features != 0) invalid("input ", to_string(xs), " does not split into rows of ", features, " features");
     const std::string name = tensor_name(out);
     if (xs != Shape{count / features, features})
       x = emit(OpKind::Reshape, ReshapeAttrs{{count / features, features}}, {x}, name + ".rows");
-    std::vector<TensorId> inputs{x, w};
+    std::vector<TensorId> inputs{readable(x), w};
     for (const TensorId b : bias(op, 2, units)) inputs.push_back(b);
     const bool keep_dims = o && o->keep_num_dims() && xs.size() != 2;
     TensorId y = emit(OpKind::Linear, NoAttrs{}, inputs,
@@ -706,6 +754,150 @@ class Lowering {
     emit_transposed_conv(op, out, input(op, 0), input(op, 1), 2, a, ActivationFunctionType::NONE);
   }
 
+  // ---- Quantized tensors (docs/int8.md) -------------------------------------------
+
+  static bool is_quantized_type(tfl::TensorType type) {
+    return type == tfl::TensorType::INT8 || type == tfl::TensorType::UINT8;
+  }
+
+  DType integer_dtype(int32_t t) const {
+    switch (tensor(t).type()) {
+      case tfl::TensorType::INT8: return DType::I8;
+      case tfl::TensorType::UINT8: return DType::U8;
+      case tfl::TensorType::INT32: return DType::I32;
+      default: unsupported(what(t), " has type ", tfl::EnumNameTensorType(tensor(t).type()), " where an integer is needed");
+    }
+  }
+
+  // A constant of int8/uint8 values (a quantized weight), or an int32 one with a
+  // quantization (a bias), not folded from something else.
+  bool holds_quantized_integers(int32_t t) const {
+    if (slots_[static_cast<size_t>(t)].folded || !buffer_bytes(model_, tensor(t))) return false;
+    const tfl::TensorType type = tensor(t).type();
+    const auto* q = tensor(t).quantization();
+    return is_quantized_type(type) || (type == tfl::TensorType::INT32 && q && q->scale() && q->scale()->size() > 0);
+  }
+
+  // t's quantization, its quantized dimension permuted like its data by `perm` (empty: as
+  // in the file), checked as the IR checks every integer tensor (exit 2 naming it).
+  Quantization quantization_of(int32_t t, const Shape& ir_shape, const std::vector<int>& perm) const {
+    const auto* q = tensor(t).quantization();
+    if (!q || !q->scale() || q->scale()->size() == 0)
+      invalid(what(t), " has type ", tfl::EnumNameTensorType(tensor(t).type()), " but no quantization scale");
+    Quantization out;
+    out.scale.assign(q->scale()->begin(), q->scale()->end());
+    if (q->zero_point() && q->zero_point()->size() != 0) {
+      if (q->zero_point()->size() != out.scale.size())
+        invalid(what(t), " has ", out.scale.size(), " quantization scales but ", q->zero_point()->size(), " zero points");
+      out.zero_point.assign(q->zero_point()->begin(), q->zero_point()->end());
+    } else {
+      out.zero_point.assign(out.scale.size(), 0);
+    }
+    if (out.scale.size() > 1) {
+      const int dim = q->quantized_dimension();
+      // A dimension outside the shape stays outside it (check_element_type refuses it).
+      out.axis = perm.empty() ? dim : static_cast<int>(std::find(perm.begin(), perm.end(), dim) - perm.begin());
+    }
+    Tensor checked;
+    checked.name = tensor_name(t);
+    checked.dtype = integer_dtype(t);
+    checked.shape = ir_shape;
+    checked.quant = std::make_shared<const Quantization>(out);
+    check_element_type(checked, op_ref_);
+    return out;
+  }
+
+  // The per-tensor quantization of a run-time int8/uint8 tensor.
+  Quantization activation_quantization(int32_t t) const {
+    const Quantization q = quantization_of(t, file_shape(t), {});
+    if (q.axis != -1)
+      unsupported(what(t), " is quantized per channel; aotc computes activations quantized per tensor");
+    return q;
+  }
+
+  // A quantized constant as the IR's integer constant (in the IR's layout: `perm`) read
+  // through a dequantize, the form quantize-ops recognises.
+  TensorId quantized_weight(int32_t t, const std::vector<int>& perm) {
+    const Shape shape = file_shape(t);
+    const std::vector<int64_t> integers = decode_integers(tensor(t), *buffer_bytes(model_, tensor(t)), located(t));
+    std::vector<float> values(integers.begin(), integers.end());
+    Tensor c;
+    c.name = g_.unique_name(tensor_name(t));
+    c.dtype = integer_dtype(t);
+    c.shape = perm.empty() ? shape : permuted(shape, perm);
+    c.data = std::make_shared<const std::vector<float>>(perm.empty() ? std::move(values) : permuted(values, shape, perm));
+    c.quant = std::make_shared<const Quantization>(quantization_of(t, c.shape, perm));
+    check_element_type(c, op_ref_);
+    const std::string name = c.name;
+    return emit(OpKind::Dequantize, NoAttrs{}, {g_.add_tensor(std::move(c))}, name + ".dequantized");
+  }
+
+  // Whether `op` reads a run-time int8/uint8 tensor or writes one; refuses other types.
+  bool reads_or_writes_integers(const tfl::Operator& op) const {
+    bool integers = false;
+    const auto check = [&](int32_t t) {
+      const tfl::TensorType type = tensor(t).type();
+      if (is_quantized_type(type)) integers = true;
+      else if (type != tfl::TensorType::FLOAT32)
+        unsupported(what(t), " has type ", tfl::EnumNameTensorType(type),
+                    "; aotc computes float32, int8 and uint8 tensors");
+    };
+    for (size_t k = 0; k < input_count(op); ++k)
+      if (const int32_t t = input(op, k, true); t != -1 && !is_constant(t)) check(t);
+    for (const int32_t t : *op.outputs()) check(t);
+    return integers;
+  }
+
+  // What a float reader of IR tensor `id` reads: while an operator with integer operands
+  // is lowered (float_reads_), an integer tensor's dequantization (one per tensor).
+  TensorId readable(TensorId id) {
+    if (!float_reads_ || !is_integer(g_.tensor(id).dtype)) return id;
+    const auto it = dequantized_.find(id);
+    if (it != dequantized_.end()) return it->second;
+    const TensorId real = emit(OpKind::Dequantize, NoAttrs{}, {id}, g_.tensor(id).name + ".dequantized");
+    dequantized_.emplace(id, real);
+    return real;
+  }
+
+  QuantizeAttrs quantize_attrs(int32_t t) const {
+    return QuantizeAttrs{integer_dtype(t), activation_quantization(t), Arithmetic::kTflite};
+  }
+
+  // The float result an integer operator's lowering defined for `out`, quantized to it.
+  void quantize_output(int32_t out) {
+    Slot& slot = slots_[static_cast<size_t>(out)];
+    const bool nchw = slot.nchw != kNoTensor && slot.nchw != slot.file;
+    const TensorId real = nchw ? slot.nchw : slot.file;
+    const TensorId q = emit(OpKind::Quantize, quantize_attrs(out), {real}, tensor_name(out) + ".quantized");
+    std::swap(g_.tensor(q).name, g_.tensor(real).name);  // the file's name is the integer tensor's
+    (nchw ? slot.nchw : slot.file) = q;
+    if (!nchw) slot.nchw = q;
+  }
+
+  // QUANTIZE from float32 with TFLite's rounding; between integer types (a requantization)
+  // it runs in float.
+  void lower_quantize(const tfl::Operator& op) {
+    expect_inputs(op, 1, 1);
+    const int32_t out = output(op), in = input(op, 0);
+    if (!is_quantized_type(tensor(out).type()))
+      unsupported("QUANTIZE to ", tfl::EnumNameTensorType(tensor(out).type()), "; aotc quantizes to int8 and uint8");
+    float_reads_ = true;
+    const auto [x, nchw] = existing_form(in);
+    float_reads_ = false;
+    define(out, emit(OpKind::Quantize, quantize_attrs(out), {x}, tensor_name(out)), nchw);
+  }
+
+  // DEQUANTIZE of a computed int8/uint8 tensor.
+  void lower_dequantize(const tfl::Operator& op) {
+    expect_inputs(op, 1, 1);
+    const int32_t out = output(op), in = input(op, 0);
+    if (!is_quantized_type(tensor(in).type()))
+      unsupported("DEQUANTIZE of ", what(in), " of type ", tfl::EnumNameTensorType(tensor(in).type()),
+                  "; aotc dequantizes int8 and uint8 (float16 only as constants)");
+    const auto [x, nchw] = existing_form(in);
+    define(out, emit(OpKind::Dequantize, NoAttrs{}, {x}, tensor_name(out)), nchw);
+  }
+
   // DEQUANTIZE of a constant: folded into a float32 constant.
   void fold_dequantize(const tfl::Operator& op) {
     expect_inputs(op, 1, 1);
@@ -741,6 +933,8 @@ class Lowering {
   std::string op_ref_;
   std::vector<Slot> slots_;
   Graph g_;
+  bool float_reads_ = false;                  // lowering an operator with integer operands
+  std::map<TensorId, TensorId> dequantized_;  // readable()'s dequantize of each integer tensor
 };
 
 }  // namespace

@@ -43,9 +43,8 @@ constexpr BuiltinOperator kSupportedBuiltins[] = {
     BuiltinOperator::MEAN,          BuiltinOperator::SUB,
     BuiltinOperator::PRELU,         BuiltinOperator::TRANSPOSE_CONV,
     BuiltinOperator::RESIZE_NEAREST_NEIGHBOR, BuiltinOperator::HARD_SWISH,
-    BuiltinOperator::DENSIFY,
+    BuiltinOperator::DENSIFY,       BuiltinOperator::QUANTIZE,
 };
-
 
 std::string supported_list() {
   std::vector<int> codes;
@@ -66,8 +65,6 @@ size_t element_size(TensorType type) {
     default: return 0;
   }
 }
-
-bool is_int8_type(TensorType type) { return type == TensorType::INT8 || type == TensorType::UINT8; }
 
 // Indices walked in the file's vectors are charged against the file's size: a
 // well-formed file stores each vector once, so only offsets that alias one large
@@ -243,45 +240,24 @@ class TfliteReader {
   }
 
   // Counts per op name; throws one UserError naming every unsupported op (with
-  // its count) and any int8/uint8 quantization.
+  // its count).
   std::map<std::string, int> take_census(const tfl::SubGraph& graph) {
     std::map<std::string, int> census, unsupported;
-    size_t quantized_tensors = 0;
-    std::string first_quantized;
     const size_t op_count = graph.operators() ? graph.operators()->size() : 0;
     for (size_t i = 0; i < op_count; ++i) {
       const tfl::Operator& op = *graph.operators()->Get(static_cast<uoffset_t>(i));
       const std::string name = tflite::operator_name(model_, op);
       ++census[name];
       if (!is_supported(*model_.operator_codes()->Get(op.opcode_index()))) ++unsupported[name];
-      // int8 data may only reach DEQUANTIZE as a constant (weights-only quantization).
-      const bool dequantizes_constant = name == "DEQUANTIZE" && op.inputs() && op.inputs()->size() == 1 &&
-                                        op.inputs()->Get(0) >= 0 && tensors_[static_cast<size_t>(op.inputs()->Get(0))].constant;
-      for (const auto* list : {op.inputs(), op.outputs()}) {
-        if (!list) continue;
-        for (const int32_t index : *list) {
-          if (index < 0) continue;
-          const tfl::Tensor& t = *graph.tensors()->Get(static_cast<uoffset_t>(index));
-          if (!is_int8_type(t.type()) || (dequantizes_constant && list == op.inputs())) continue;
-          if (quantized_tensors++ == 0) first_quantized = detail::concat(tflite::tensor_ref(graph, static_cast<size_t>(index)), " of ", name);
-        }
-      }
     }
-    if (unsupported.empty() && quantized_tensors == 0) return census;
-    std::string message = path_ + ":";
-    if (!unsupported.empty()) {
-      message += " unsupported TensorFlow Lite operators:";
-      const char* separator = " ";
-      for (const auto& [name, count] : by_count(unsupported)) {
-        message += detail::concat(separator, name, " x", count);
-        separator = ", ";
-      }
-      message += " (supported: " + supported_list() + ")";
+    if (unsupported.empty()) return census;
+    std::string message = path_ + ": unsupported TensorFlow Lite operators:";
+    const char* separator = " ";
+    for (const auto& [name, count] : by_count(unsupported)) {
+      message += detail::concat(separator, name, " x", count);
+      separator = ", ";
     }
-    if (quantized_tensors > 0)
-      message += detail::concat(unsupported.empty() ? "" : ";", " int8-quantized models are not supported (",
-                                quantized_tensors, " int8/uint8 operands, the first: ", first_quantized, ")");
-    throw UserError(ExitCode::kUnsupported, message);
+    throw UserError(ExitCode::kUnsupported, message + " (supported: " + supported_list() + ")");
   }
 
   // Most frequent first, then by name: the order a reader scans a census in.
