@@ -8,7 +8,9 @@ run time) and executed op by op with torch.nn.functional, following the schema's
 comments: an independent reading of the same file. aotc runs it with the reference
 evaluator, first with no passes (the reader's graph as it is), then with the default
 pipeline. Inputs are uniform in [-1, 1) from a fixed seed. Tolerance: |aotc - torch| <=
-1e-5 + 1e-4 * |torch| per element (float32 kernels against float32 PyTorch).
+1e-5 + 1e-4 * |torch| per element (float32 kernels against float32 PyTorch), plus, for an
+output that a Dequantize writes, one quantization step of its operand in the default
+pipeline (quantize-ops sums integers and requantizes once: docs/int8.md).
 """
 
 import argparse
@@ -52,8 +54,33 @@ def symmetric(padding, node):
     return (top, left)
 
 
-def run_node(op, o, args):
+# The schema's integer DType values -> (numpy dtype of the stored bytes, [lo, hi]).
+INTEGER_DTYPES = {1: ("<i4", (-2**31, 2**31 - 1)), 3: ("i1", (-128, 127)), 4: ("u1", (0, 255))}
+
+
+def quantization(t):
+    """(scale, zero_point) of a quantized tensor, shaped to broadcast against it."""
+    q = t.Quantization()
+    scale = torch.from_numpy(q.ScaleAsNumpy().astype(np.float32))
+    zero = torch.from_numpy(q.ZeroPointAsNumpy().astype(np.float32))
+    if q.Axis() >= 0:
+        shape = [1] * t.ShapeLength()
+        shape[q.Axis()] = -1
+        scale, zero = scale.reshape(shape), zero.reshape(shape)
+    return scale, zero
+
+
+def run_node(op, o, args, tensors):
+    """`tensors`: the node's input and output Tensor tables (their dtypes and quantization)."""
     x = args[0]
+    if op == "Quantize":  # the schema: saturate(round_half_to_even(x / scale) + zero_point)
+        out = tensors[-1]
+        scale, zero = quantization(out)
+        lo, hi = INTEGER_DTYPES[out.Dtype()][1]
+        return torch.clamp(torch.round(x / scale) + zero, lo, hi)
+    if op == "Dequantize":
+        scale, zero = quantization(tensors[0])
+        return (x - zero) * scale
     if op == "Conv2d":
         top, left, bottom, right = o.PaddingAsNumpy().tolist()
         return F.conv2d(F.pad(x, (left, right, top, bottom)), args[1], args[2] if len(args) > 2 else None,
@@ -98,14 +125,27 @@ def torch_outputs(fb, model, inputs):
         t = model.Tensors(i)
         if t.Buffer():
             raw = model.Buffers(t.Buffer()).DataAsNumpy().tobytes()
-            values[i] = torch.from_numpy(np.frombuffer(raw, dtype="<f4").reshape(t.ShapeAsNumpy().tolist()).copy())
+            stored = INTEGER_DTYPES[t.Dtype()][0] if t.Dtype() in INTEGER_DTYPES else "<f4"
+            values[i] = torch.from_numpy(np.frombuffer(raw, dtype=stored).astype(np.float32)
+                                         .reshape(t.ShapeAsNumpy().tolist()))
     for k, value in zip(model.InputsAsNumpy().tolist(), inputs):
         values[k] = torch.from_numpy(value)
     for n in range(model.NodesLength()):  # the corpus's valid models are stored in execution order
         node = model.Nodes(n)
         args = [values[i] for i in node.InputsAsNumpy().tolist()]
-        values[int(node.Outputs(0))] = run_node(op_names[node.Op()], options(fb, node), args)
+        tensors = [model.Tensors(i) for i in [*node.InputsAsNumpy().tolist(), node.Outputs(0)]]
+        values[int(node.Outputs(0))] = run_node(op_names[node.Op()], options(fb, node), args, tensors)
     return [values[k].numpy() for k in model.OutputsAsNumpy().tolist()]
+
+
+def requantization_step(fb, model, output):
+    """The largest scale of the operand of the Dequantize node writing `output`, or 0."""
+    dequantize = vars(fb["OpCode"].OpCode)["Dequantize"]
+    for n in range(model.NodesLength()):
+        node = model.Nodes(n)
+        if node.Outputs(0) == output and node.Op() == dequantize:
+            return float(np.max(model.Tensors(node.Inputs(0)).Quantization().ScaleAsNumpy()))
+    return 0.0
 
 
 def aotc_outputs(aotc, model_path, model, inputs, tempdir, passes):
@@ -134,11 +174,12 @@ def main():
         inputs = [rng.uniform(-1, 1, size=model.Tensors(k).ShapeAsNumpy().tolist()).astype(np.float32)
                   for k in model.InputsAsNumpy().tolist()]
         expected = torch_outputs(fb, model, inputs)
+        steps = [requantization_step(fb, model, k) for k in model.OutputsAsNumpy().tolist()]
         failed = False
         for label, passes in [("no passes", ["--passes", ""]), ("default pipeline", [])]:
             got = aotc_outputs(args.aotc, args.model, model, inputs, tempdir, passes)
             for k, (g, e) in enumerate(zip(got, expected)):
-                error = np.abs(g - e) - (ATOL + RTOL * np.abs(e))
+                error = np.abs(g - e) - (ATOL + RTOL * np.abs(e) + (steps[k] if passes == [] else 0))
                 worst = float(np.max(np.abs(g - e)))
                 if g.shape != e.shape or np.any(error > 0) or not np.all(np.isfinite(g)):
                     print(f"{args.model.name} ({label}): output {k} differs from PyTorch, max |diff| {worst:g}",

@@ -37,14 +37,19 @@ def import_schema_api(flatc, tempdir):
     subprocess.run([flatc, "--python", "-o", tempdir, str(SCHEMA)], check=True)
     sys.path.insert(0, tempdir)
     return {name: importlib.import_module(f"aotc.fb.{name}") for name in
-            ["Model", "Tensor", "Buffer", "Node", "OpCode", "OpOptions"]}
+            ["Model", "Tensor", "Buffer", "Node", "OpCode", "OpOptions", "Quantization"]}
 
 
 # ---- A model as plain data, and its serialisation ------------------------------------------
 
 
-def tensor(name, shape, buffer=0, dtype=0):
-    return {"name": name, "shape": list(shape), "buffer": buffer, "dtype": dtype}
+# The schema's DType values.
+FLOAT32, INT32, INT64, INT8, UINT8 = 0, 1, 2, 3, 4
+
+
+def tensor(name, shape, buffer=0, dtype=FLOAT32, quant=None):
+    """quant: {"scale": [...], "zero_point": [...], "axis": int} or None."""
+    return {"name": name, "shape": list(shape), "buffer": buffer, "dtype": dtype, "quant": quant}
 
 
 def node(name, op, inputs, outputs, options=None):
@@ -144,6 +149,52 @@ def every_op():
     return m
 
 
+def tiny_qdq():
+    """A quantized conv in QDQ form, as tools/aotc-export-torch writes it: quantize (u8) ->
+    dequantize -> conv2d(dequantize(i8 weight, per channel), dequantize(i32 bias at scale
+    x_scale * w_scale)) -> relu -> quantize -> max_pool (on u8) -> dequantize."""
+    rng = np.random.RandomState(11)
+    m = {"version": 1, "name": "tiny_qdq", "tensors": [], "buffers": [b""], "nodes": [],
+         "inputs": [], "outputs": []}
+
+    def add(name, shape, dtype=FLOAT32, quant=None, data=None, numpy_dtype=None):
+        buffer = 0
+        if data is not None:
+            m["buffers"].append(np.asarray(data, dtype=numpy_dtype).reshape(-1).tobytes())
+            buffer = len(m["buffers"]) - 1
+        m["tensors"].append(tensor(name, shape, buffer, dtype, dict(quant) if quant else None))
+        return len(m["tensors"]) - 1
+
+    def op(name, code, inputs, shape, dtype=FLOAT32, quant=None, options=None):
+        t = add(name, shape, dtype, quant)
+        m["nodes"].append(node(name, code, inputs, [t], options))
+        return t
+
+    x_quant = {"scale": [1 / 64], "zero_point": [128], "axis": -1}
+    w_scale = [0.02, 0.01, 0.015]
+    x = add("x", [1, 2, 4, 4])
+    m["inputs"] = [x]
+    xq = op("x.q", "Quantize", [x], [1, 2, 4, 4], UINT8, x_quant)
+    xd = op("x.dq", "Dequantize", [xq], [1, 2, 4, 4])
+    w = add("conv.weight", [3, 2, 1, 1], INT8, {"scale": w_scale, "zero_point": [0, 0, 0], "axis": 0},
+            rng.randint(-127, 128, size=[3, 2, 1, 1]), "i1")
+    wd = op("conv.weight.dq", "Dequantize", [w], [3, 2, 1, 1])
+    b = add("conv.bias", [3], INT32, {"scale": [np.float32(1 / 64) * np.float32(s) for s in w_scale],
+                                      "zero_point": [0, 0, 0], "axis": 0},
+            rng.randint(-2000, 2000, size=[3]), "<i4")
+    bd = op("conv.bias.dq", "Dequantize", [b], [3])
+    conv = op("conv", "Conv2d", [xd, wd, bd], [1, 3, 4, 4],
+              options=("Conv2dOptions", {"stride": [1, 1], "padding": [0, 0, 0, 0], "dilation": [1, 1], "groups": 1}))
+    relu = op("relu", "Relu", [conv], [1, 3, 4, 4])
+    y_quant = {"scale": [0.05], "zero_point": [3], "axis": -1}
+    yq = op("relu.q", "Quantize", [relu], [1, 3, 4, 4], UINT8, y_quant)
+    pool = op("pool", "MaxPool2d", [yq], [1, 3, 2, 2], UINT8, y_quant,
+              ("Pool2dOptions", {"kernel": [2, 2], "stride": [2, 2], "padding": [0, 0, 0, 0], "dilation": [1, 1],
+                                 "ceil_mode": False}))
+    m["outputs"] = [op("pool.dq", "Dequantize", [pool], [1, 3, 2, 2])]
+    return m
+
+
 def serialise(m, api):
     import flatbuffers
     b = flatbuffers.Builder(1024)
@@ -176,14 +227,27 @@ def serialise(m, api):
             Buffer.BufferAddData(b, vec)
         buffers.append(Buffer.BufferEnd(b))
 
+    def quantization(q):
+        Quantization = api["Quantization"]
+        scale = b.CreateNumpyVector(np.asarray(q["scale"], dtype="<f4"))
+        zero_point = int_vector(q["zero_point"], np.int64)
+        Quantization.QuantizationStart(b)
+        Quantization.QuantizationAddScale(b, scale)
+        Quantization.QuantizationAddZeroPoint(b, zero_point)
+        Quantization.QuantizationAddAxis(b, q["axis"])
+        return Quantization.QuantizationEnd(b)
+
     tensors = []
     for t in m["tensors"]:
         name, shape = b.CreateString(t["name"]), int_vector(t["shape"], np.int64)
+        quant = quantization(t["quant"]) if t["quant"] else None
         Tensor.TensorStart(b)
         Tensor.TensorAddName(b, name)
         Tensor.TensorAddDtype(b, t["dtype"])
         Tensor.TensorAddShape(b, shape)
         Tensor.TensorAddBuffer(b, t["buffer"])
+        if quant is not None:
+            Tensor.TensorAddQuantization(b, quant)
         tensors.append(Tensor.TensorEnd(b))
 
     shared = {}  # id() of a list -> its vector, so that nodes can alias one vector on purpose
@@ -259,9 +323,6 @@ def model_mutations():
     def conv(m):
         return node_named(m, "conv1")
 
-    def set_options(name, options):
-        return lambda m: node_named(m, name).update(options=options)
-
     def set_shape(tensor_name, shape):
         return lambda m: m["tensors"][tensor_index(m, tensor_name)].update(shape=shape)
 
@@ -334,10 +395,10 @@ def model_mutations():
         ("rank_too_high", set_shape("x", [1] * 9),
          UNSUPPORTED, "tensor 'x' (#0) has rank 9; at most 8 is supported"),
         ("constant_size_mismatch", short_bias,
-         INVALID_MODEL, "tensor 'conv1.bias' (#2) has shape [4] (4 float32 = 16 bytes) but its buffer #2 holds "
+         INVALID_MODEL, "tensor 'conv1.bias' (#2) has shape [4] (4 f32 = 16 bytes) but its buffer #2 holds "
                         "12 bytes"),
         ("unsupported_dtype", lambda m: m["tensors"][tensor_index(m, "fc.weight")].update(dtype=2),
-         UNSUPPORTED, "tensor 'fc.weight' (#13) has dtype Int64; only Float32 is supported"),
+         UNSUPPORTED, "tensor 'fc.weight' (#13) has dtype Int64; aotc reads Float32, Int8, UInt8 and Int32"),
         ("unknown_dtype", lambda m: m["tensors"][0].update(dtype=42),
          UNSUPPORTED, "tensor 'x' (#0) has dtype #42"),
         ("unknown_op_code", lambda m: node_named(m, "relu1").update(op=99),
@@ -367,6 +428,73 @@ def model_mutations():
         ("aliased_vectors", alias_inputs,
          INVALID_MODEL, "its tables share vectors (aliased offsets)"),
     ]
+
+
+def quantized_mutations():
+    """(file stem, mutation of tiny_qdq, exit code, message fragment): what check_element_type
+    and the reader refuse in the quantization fields."""
+
+    def tensor_named(m, name):
+        return m["tensors"][tensor_index(m, name)]
+
+    def set_quant(name, **fields):
+        return lambda m: tensor_named(m, name)["quant"].update(fields)
+
+    def weight_as_float32(m):  # declared Int8, stored as the float32 values
+        w = tensor_named(m, "conv.weight")
+        m["buffers"][w["buffer"]] = np.frombuffer(m["buffers"][w["buffer"]], dtype="i1").astype("<f4").tobytes()
+
+    def bias_beyond_float(m):
+        bias = tensor_named(m, "conv.bias")
+        m["buffers"][bias["buffer"]] = np.array([1 << 24, 0, (1 << 24) + 1], dtype="<i4").tobytes()
+
+    return [
+        ("quant_scale_zero", set_quant("conv.weight", scale=[0.02, 0.0, 0.015]),
+         INVALID_MODEL, "tensor 'conv.weight' (i8): scale 0 is not finite and positive"),
+        ("quant_scale_negative", set_quant("x.q", scale=[-0.5]),
+         INVALID_MODEL, "tensor 'x.q' (u8): scale -0.5 is not finite and positive"),
+        ("quant_scale_nan", set_quant("relu.q", scale=[float("nan")]),
+         INVALID_MODEL, "tensor 'relu.q' (u8): scale nan is not finite and positive"),
+        ("quant_scale_inf", set_quant("conv.bias", scale=[1e-4, float("inf"), 1e-4]),
+         INVALID_MODEL, "tensor 'conv.bias' (i32): scale inf is not finite and positive"),
+        ("quant_zero_point_out_of_range", set_quant("x.q", zero_point=[256]),
+         INVALID_MODEL, "tensor 'x.q' (u8): zero point 256 is outside [0, 255]"),
+        ("quant_zero_point_negative_u8", set_quant("pool", zero_point=[-1]),
+         INVALID_MODEL, "tensor 'pool' (u8): zero point -1 is outside [0, 255]"),
+        ("quant_per_channel_length", set_quant("conv.weight", scale=[0.02, 0.01]),
+         INVALID_MODEL, "tensor 'conv.weight' (i8): 2 scales and 3 zero points, expected 3 (dimension 0 of [3,2,1,1])"),
+        ("quant_axis_out_of_range", set_quant("conv.weight", axis=4),
+         INVALID_MODEL, "tensor 'conv.weight' (i8): quantization axis 4 is not a dimension of [3,2,1,1]"),
+        ("quant_missing", lambda m: tensor_named(m, "conv.weight").update(quant=None),
+         INVALID_MODEL, "tensor 'conv.weight' (i8): an integer tensor needs a scale and a zero point"),
+        ("quant_on_float", lambda m: tensor_named(m, "x").update(quant={"scale": [1.0], "zero_point": [0], "axis": -1}),
+         INVALID_MODEL, "tensor 'x' (f32): a float tensor has no quantization"),
+        ("quant_constant_stored_as_float", weight_as_float32,
+         INVALID_MODEL, "tensor 'conv.weight' (#3) has shape [3,2,1,1] (6 i8 = 6 bytes) but its buffer #1 holds 24 bytes"),
+        ("quant_bias_beyond_2_24", bias_beyond_float,
+         INVALID_MODEL, "tensor 'conv.bias' (#5) (i32): value 16777217 at 2 is beyond +-2^24"),
+        ("quant_int64_constant", lambda m: tensor_named(m, "conv.bias").update(dtype=INT64),
+         UNSUPPORTED, "tensor 'conv.bias' (#5) has dtype Int64"),
+        ("quantize_to_float", lambda m: tensor_named(m, "x.q").update(dtype=FLOAT32, quant=None),
+         INVALID_MODEL, "node 'x.q' (quantize): writes f32; it writes i8 or u8"),
+        ("quantize_to_int32", lambda m: tensor_named(m, "x.q").update(dtype=INT32),
+         INVALID_MODEL, "node 'x.q' (quantize): writes i32; it writes i8 or u8"),
+        ("dequantize_declared_integer", lambda m: tensor_named(m, "pool.dq").update(dtype=UINT8, quant={
+            "scale": [0.05], "zero_point": [3], "axis": -1}),
+         INVALID_MODEL, "node 'pool.dq' (#8, dequantize): output 'pool.dq' is declared as u8[1,3,2,2]{scale=[0.0500000007], "
+                        "zero_point=[3]} but dequantize computes f32[1,3,2,2]"),
+        ("max_pool_requantized", set_quant("pool", scale=[0.1]),
+         INVALID_MODEL, "node 'pool' (#7, max_pool2d): output 'pool' is declared as u8[1,3,2,2]{scale=[0.100000001], "
+                        "zero_point=[3]} but max_pool2d computes u8[1,3,2,2]{scale=[0.0500000007], zero_point=[3]}"),
+        ("float_op_reads_integer", lambda m: node_named(m, "relu").update(inputs=[tensor_index(m, "x.q")]),
+         INVALID_MODEL, "node 'relu' (relu): input 'x.q' is u8; relu reads f32 tensors only"),
+        ("options_on_dequantize", set_options("x.dq", ("DropoutOptions", {"ratio": 0.5})),
+         INVALID_MODEL, "node 'x.dq' (#1, dequantize): takes no options, but has DropoutOptions"),
+    ]
+
+
+def set_options(name, options):
+    return lambda m: node_named(m, name).update(options=options)
 
 
 def add_unused(m):
@@ -429,10 +557,16 @@ def generate(flatc):
     with tempfile.TemporaryDirectory() as tempdir:
         api = import_schema_api(flatc, tempdir)
         files = {"valid/tiny_cnn.fb": serialise(tiny_cnn(), api),
-                 "valid/every_op.fb": serialise(every_op(), api)}
+                 "valid/every_op.fb": serialise(every_op(), api),
+                 "valid/tiny_qdq.fb": serialise(tiny_qdq(), api)}
         expectations = []
         for stem, mutate, code, message in model_mutations():
             m = tiny_cnn()
+            mutate(m)
+            files[f"invalid/{stem}.fb"] = serialise(m, api)
+            expectations.append((f"{stem}.fb", code, message))
+        for stem, mutate, code, message in quantized_mutations():
+            m = tiny_qdq()
             mutate(m)
             files[f"invalid/{stem}.fb"] = serialise(m, api)
             expectations.append((f"{stem}.fb", code, message))

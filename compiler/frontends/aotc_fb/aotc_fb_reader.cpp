@@ -4,11 +4,13 @@
 #include <cctype>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
+#include "ir/printer.h"
 #include "ir/shape_rules.h"
 #include "schemas/aotc_model_generated.h"
 #include "frontends/flatbuffer_input.h"
@@ -17,7 +19,7 @@
 namespace aotc {
 namespace {
 
-static_assert(std::endian::native == std::endian::little, "constant data is copied as little-endian floats");
+static_assert(std::endian::native == std::endian::little, "constant data is copied as little-endian values");
 
 using flatbuffers::uoffset_t;
 
@@ -75,6 +77,29 @@ std::vector<int64_t> copy_int64s(const flatbuffers::Vector<int64_t>& v) {
   return values;
 }
 
+// The IR dtype of a file's dtype; false for those aotc does not read (Int64, unknown codes).
+bool dtype_of(fb::DType type, DType* dtype) {
+  switch (type) {
+    case fb::DType::Float32: *dtype = DType::F32; return true;
+    case fb::DType::Int8: *dtype = DType::I8; return true;
+    case fb::DType::UInt8: *dtype = DType::U8; return true;
+    case fb::DType::Int32: *dtype = DType::I32; return true;
+    case fb::DType::Int64: break;
+  }
+  return false;
+}
+
+// A constant's little-endian elements of `dtype` as the IR's floats (exact: graph.h). An
+// int32 beyond +-2^24 would round, so the caller checks those before converting.
+template <typename T>
+void copy_elements(const uint8_t* bytes, std::vector<float>& out) {
+  for (size_t i = 0; i < out.size(); ++i) {
+    T v;
+    std::memcpy(&v, bytes + i * sizeof(T), sizeof(T));  // the bytes need not be aligned for T
+    out[i] = static_cast<float>(v);
+  }
+}
+
 // The IR op of a file's op code; false for codes this aotc does not know.
 bool op_kind_of(fb::OpCode code, OpKind* kind) {
   switch (code) {
@@ -97,6 +122,8 @@ bool op_kind_of(fb::OpCode code, OpKind* kind) {
     case fb::OpCode::Dropout: *kind = OpKind::Dropout; return true;
     case fb::OpCode::Softmax: *kind = OpKind::Softmax; return true;
     case fb::OpCode::Pad: *kind = OpKind::Pad; return true;
+    case fb::OpCode::Quantize: *kind = OpKind::Quantize; return true;
+    case fb::OpCode::Dequantize: *kind = OpKind::Dequantize; return true;
   }
   return false;  // a newer exporter's op, or garbage
 }
@@ -212,8 +239,8 @@ class ModelReader {
     if (!tensors) return;  // such a model fails below, for want of an output
     const auto* buffers = model_.buffers();
     const size_t buffer_count = buffers ? buffers->size() : 0;
-    // Tensors may share a buffer; they then share its (copied) data.
-    std::vector<std::shared_ptr<const std::vector<float>>> buffer_data(buffer_count);
+    // Tensors of one dtype may share a buffer; they then share its (converted) data.
+    std::map<std::pair<uint32_t, DType>, std::shared_ptr<const std::vector<float>>> buffer_data;
     std::unordered_set<std::string> names;
     for (uoffset_t i = 0; i < tensors->size(); ++i) {
       const fb::Tensor& ft = *tensors->Get(i);
@@ -223,13 +250,14 @@ class ModelReader {
       if (!names.insert(t.name).second)
         error(ExitCode::kInvalidModel, "tensor '", t.name, "' (#", i, ") has the same name as an earlier tensor");
       const std::string ref = detail::concat("tensor '", t.name, "' (#", i, ")");
-      if (ft.dtype() != fb::DType::Float32) {
+      if (!dtype_of(ft.dtype(), &t.dtype)) {
         const char* dtype = fb::EnumNameDType(ft.dtype());
         error(ExitCode::kUnsupported, ref, " has dtype ",
               *dtype ? std::string(dtype) : detail::concat("#", static_cast<int>(ft.dtype())),
-              "; only Float32 is supported");
+              "; aotc reads Float32, Int8, UInt8 and Int32");
       }
       t.shape = read_shape(ft.shape(), ref);
+      if (const fb::Quantization* q = ft.quantization()) t.quant = read_quantization(*q);
       if (const uint32_t b = ft.buffer(); b != 0) {
         if (b >= buffer_count)
           error(ExitCode::kInvalidModel, ref, " refers to buffer #", b, ", but the model has ", buffer_count,
@@ -237,21 +265,57 @@ class ModelReader {
         const auto* bytes = buffers->Get(b)->data();
         const size_t byte_count = bytes ? bytes->size() : 0;
         const int64_t elements = num_elements(t.shape);
-        if (byte_count != static_cast<size_t>(elements) * sizeof(float))
-          error(ExitCode::kInvalidModel, ref, " has shape ", to_string(t.shape), " (", elements,
-                " float32 = ", elements * 4, " bytes) but its buffer #", b, " holds ", byte_count, " bytes");
-        if (!buffer_data[b]) {
-          budget_.charge(byte_count);
-          auto data = std::make_shared<std::vector<float>>(static_cast<size_t>(elements));
-          // memcpy: the bytes need not be aligned for float.
-          if (byte_count) std::memcpy(data->data(), bytes->data(), byte_count);
-          buffer_data[b] = std::move(data);
-        }
-        t.data = buffer_data[b];
+        if (byte_count != static_cast<size_t>(elements * dtype_bytes(t.dtype)))
+          error(ExitCode::kInvalidModel, ref, " has shape ", to_string(t.shape), " (", elements, " ",
+                dtype_name(t.dtype), " = ", elements * dtype_bytes(t.dtype), " bytes) but its buffer #", b, " holds ",
+                byte_count, " bytes");
+        std::shared_ptr<const std::vector<float>>& data = buffer_data[{b, t.dtype}];
+        if (!data) data = read_constant(bytes ? bytes->data() : nullptr, static_cast<size_t>(elements), t.dtype, ref);
+        t.data = data;
       }
+      // The quantization suits the dtype and shape, a constant's values its dtype.
+      check_element_type(t, path_);
       g_.add_tensor(std::move(t));
       definer_.push_back(g_.tensors.back().is_constant() ? kConstant : kUndefined);
     }
+  }
+
+  std::shared_ptr<const Quantization> read_quantization(const fb::Quantization& fq) {
+    auto q = std::make_shared<Quantization>();
+    if (const auto* scale = fq.scale()) {
+      budget_.charge(scale->size() * sizeof(float));
+      q->scale.assign(scale->begin(), scale->end());
+    }
+    if (const auto* zero_point = fq.zero_point()) {
+      budget_.charge(zero_point->size() * sizeof(int64_t));
+      q->zero_point = copy_int64s(*zero_point);
+    }
+    q->axis = fq.axis();
+    return q;
+  }
+
+  // `elements` values of `dtype` from `bytes` (already checked to hold them), as floats.
+  std::shared_ptr<const std::vector<float>> read_constant(const uint8_t* bytes, size_t elements, DType dtype,
+                                                          const std::string& ref) {
+    budget_.charge(elements * static_cast<size_t>(dtype_bytes(dtype)));
+    auto data = std::make_shared<std::vector<float>>(elements);
+    if (elements == 0) return data;
+    switch (dtype) {
+      case DType::F32: std::memcpy(data->data(), bytes, elements * sizeof(float)); break;
+      case DType::I8: copy_elements<int8_t>(bytes, *data); break;
+      case DType::U8: copy_elements<uint8_t>(bytes, *data); break;
+      case DType::I32:
+        for (size_t i = 0; i < elements; ++i) {
+          int32_t v;
+          std::memcpy(&v, bytes + i * sizeof v, sizeof v);
+          if (v < dtype_min(DType::F32) || v > dtype_max(DType::F32))
+            error(ExitCode::kInvalidModel, ref, " (i32): value ", v, " at ", i, " is beyond +-2^24, which aotc ",
+                  "holds exactly (docs/int8.md)");
+        }
+        copy_elements<int32_t>(bytes, *data);
+        break;
+    }
+    return data;
   }
 
   // A tensor's shape: rank <= kMaxRank, every dim >= 1, at most 2^31 elements.
@@ -348,7 +412,7 @@ class ModelReader {
     }
   }
 
-  // The declared shape of every node output must be what the op computes. Input
+  // The declared shape and element type of every node output must be what the op computes. Input
   // shapes are all declared, so file order serves as well as execution order.
   void check_shapes() const {
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
@@ -366,6 +430,12 @@ class ModelReader {
           error(ExitCode::kInvalidModel, node_ref(node, i), ": output '", out.name, "' is declared as ",
                 to_string(out.shape), " but ", op_name(node.op), " computes ", to_string(computed[k]));
       }
+      Tensor expected = g_.tensor(node.outputs[0]);
+      set_element_type(expected, infer_element_type(g_, node));
+      const Tensor& out = g_.tensor(node.outputs[0]);
+      if (!same_element_type(out, expected))
+        error(ExitCode::kInvalidModel, node_ref(node, i), ": output '", out.name, "' is declared as ",
+              type_text(out), " but ", op_name(node.op), " computes ", type_text(expected));
     }
   }
 
@@ -438,6 +508,18 @@ class ModelReader {
           const auto& o = required_options<fb::PadOptions>();
           return PadAttrs{.pads = longs(o.pads(), "pads"), .value = o.value()};
         }
+        case OpKind::Quantize: {
+          no_options();
+          // The output tensor says what the quantize writes (the shape rules check it); without
+          // one, the shape rules report the missing output.
+          QuantizeAttrs a;
+          if (!node_.outputs.empty()) {
+            const Tensor& out = reader_.g_.tensor(node_.outputs[0]);
+            a.dtype = out.dtype;
+            if (out.quant) a.quant = *out.quant;
+          }
+          return a;
+        }
         case OpKind::Relu:
         case OpKind::HardSwish:
         case OpKind::Sigmoid:
@@ -445,8 +527,8 @@ class ModelReader {
         case OpKind::Mul:
         case OpKind::GlobalAvgPool:
         case OpKind::Linear:
-          if (fn_.options_type() != fb::OpOptions::NONE)
-            error("takes no options, but has ", options_name(fn_.options_type()));
+        case OpKind::Dequantize:
+          no_options();
           return NoAttrs{};
         // Ops of the IR that the AOTC schema has no op code for (affine is IR-only;
         // the others come from TFLite and ONNX), so never mapped here.
@@ -463,8 +545,6 @@ class ModelReader {
         case OpKind::Max:
         case OpKind::Min:
         case OpKind::Div:
-        case OpKind::Quantize:
-        case OpKind::Dequantize:
         case OpKind::QConv2d: break;
       }
       AOTC_CHECK(false, "no options mapping for ", op_name(node_.op));
@@ -475,6 +555,10 @@ class ModelReader {
     template <typename... Args>
     [[noreturn]] void error(const Args&... args) const {
       reader_.error(ExitCode::kInvalidModel, ref_, ": ", args...);
+    }
+
+    void no_options() const {
+      if (fn_.options_type() != fb::OpOptions::NONE) error("takes no options, but has ", options_name(fn_.options_type()));
     }
 
     // The node's options table of type T, or nullptr if it has none.
