@@ -242,16 +242,16 @@ TEST(TfliteReader, MoreThanOneSubgraphIsUnsupported) {
 
 TEST(TfliteReader, UnsupportedOperatorsAreListedWithCounts) {
   ModelSpec m = tiny_model();
-  const uint32_t quantize = m.builtin(BuiltinOperator::QUANTIZE);
+  const uint32_t exp = m.builtin(BuiltinOperator::EXP);
   const uint32_t foo = m.custom("foo");
   const uint32_t gelu = m.builtin(BuiltinOperator::GELU);  // 150: only in builtin_code
   int32_t t = m.outputs[0];
-  for (uint32_t code : {quantize, foo, quantize, gelu}) t = m.op(code, {t}, {1, 8, 8, 4});
+  for (uint32_t code : {exp, foo, exp, gelu}) t = m.op(code, {t}, {1, 8, 8, 4});
   m.outputs = {t};
   expect_error(m, ExitCode::kUnsupported,
-               "m.tflite: unsupported TensorFlow Lite operators: QUANTIZE x2, CUSTOM(foo) x1, GELU x1 (supported: ADD, "
+               "m.tflite: unsupported TensorFlow Lite operators: EXP x2, CUSTOM(foo) x1, GELU x1 (supported: ADD, "
                "AVERAGE_POOL_2D, CONCATENATION, CONV_2D, DEPTHWISE_CONV_2D, DEPTH_TO_SPACE, DEQUANTIZE, ");
-  expect_error(m, ExitCode::kUnsupported, ", DENSIFY, CUSTOM(Convolution2DTransposeBias))");
+  expect_error(m, ExitCode::kUnsupported, ", QUANTIZE, HARD_SWISH, DENSIFY, CUSTOM(Convolution2DTransposeBias))");
 }
 
 TEST(TfliteReader, EffectiveCodeIsTheLargerOfDeprecatedAndNewCode) {
@@ -269,18 +269,22 @@ TEST(TfliteReader, EffectiveCodeIsTheLargerOfDeprecatedAndNewCode) {
   expect_error(m, ExitCode::kUnsupported, "unsupported TensorFlow Lite operators: BUILTIN(300) x1 (");
 }
 
-TEST(TfliteReader, Int8QuantizationIsUnsupported) {
+// An int8 graph input is a quantized tensor (typed entry points): it needs a quantization,
+// and other integer types are refused.
+TEST(TfliteReader, IntegerGraphInputsNeedQuantizationAndInt8OrUint8) {
   ModelSpec m = tiny_model();
   m.tensors[0].type = TensorType::INT8;
-  m.tensors[0].quantized = true;
-  expect_error(m, ExitCode::kUnsupported,
-               "m.tflite: int8-quantized models are not supported (1 int8/uint8 operands, the first: tensor #0 't0' "
-               "of CONV_2D)");
-  // Together with unsupported ops: one message with both.
-  const uint32_t quantize = m.builtin(BuiltinOperator::QUANTIZE);
-  m.outputs = {m.op(quantize, {m.outputs[0]}, {1, 8, 8, 4})};
-  expect_error(m, ExitCode::kUnsupported, "QUANTIZE x1 (supported: ");
-  expect_error(m, ExitCode::kUnsupported, "; int8-quantized models are not supported (1 int8/uint8 operands");
+  m.tensors[0].quantized = true;  // scale 0.5, zero point 0
+  const std::vector<uint8_t> bytes = m.build();
+  const Graph g = read_tflite_model(bytes.data(), bytes.size(), "m.tflite");
+  const Tensor& input = g.tensor(g.inputs[0]);
+  EXPECT_EQ(input.dtype, DType::I8);
+  ASSERT_NE(input.quant, nullptr);
+  EXPECT_EQ(*input.quant, (Quantization{{0.5f}, {0}, -1}));
+  m.tensors[0].quantized = false;
+  expect_error(m, ExitCode::kInvalidModel, "tensor #0 't0' has type INT8 but no quantization scale");
+  m.tensors[0].type = TensorType::INT16;
+  expect_error(m, ExitCode::kUnsupported, "graph input tensor #0 't0' has type INT16; aotc compiles float32, int8 and uint8");
 }
 
 // Weights-only int8 quantization (an int8 constant read only by DEQUANTIZE) is a
