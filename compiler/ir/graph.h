@@ -132,7 +132,8 @@ enum class OpClass : uint8_t {
   X(Div, "div", kElementwise)                                      \
   X(Quantize, "quantize", kOther)                                  \
   X(Dequantize, "dequantize", kOther)                              \
-  X(QConv2d, "qconv2d", kOther)
+  X(QConv2d, "qconv2d", kOther)                                    \
+  X(QAdd, "qadd", kOther)
 
 enum class OpKind : uint8_t {
 #define AOTC_X(e, s, c) e,
@@ -303,10 +304,25 @@ struct QConv2dAttrs {
   bool operator==(const QConv2dAttrs&) const = default;
 };
 
+// qadd(a, b) -> `out.dtype` quantized by `out.quant`: the sum of two tensors of one shape, all
+// three of one integer type quantized per tensor. With ONNX's arithmetic, ONNX Runtime's
+// QLinearAdd on x86 (its AVX2 kernel, docs/int8.md), in float32 with fused multiply-adds, on
+// uint8 (int8 values and zero points shifted by s = 128, as ONNX Runtime's QDQ transformer
+// converts int8 activations; s = 0 for uint8):
+//   r_a = float32(a_scale / y_scale), r_b = float32(b_scale / y_scale)
+//   k = float32(y_zp + s) - fma(r_a, a_zp + s, float32(r_b * (b_zp + s)))
+//   y = clamp(round_half_to_even(fma(a + s, r_a, fma(b + s, r_b, k))) - s, min, max)
+// [min, max] lies in out.dtype: a relu folded into the saturation.
+struct QAddAttrs {
+  QuantizeAttrs out;
+  int64_t min = 0, max = 0;
+  bool operator==(const QAddAttrs&) const = default;
+};
+
 using Attrs = std::variant<NoAttrs, Conv2dAttrs, BatchNormAttrs, ClampAttrs, Pool2dAttrs,
                            AdaptiveAvgPool2dAttrs, FlattenAttrs, ReshapeAttrs, AxisAttrs, PadAttrs,
                            TransposeAttrs, ResizeAttrs, ConvTranspose2dAttrs, DepthToSpaceAttrs, EluAttrs,
-                           QuantizeAttrs, QConv2dAttrs>;
+                           QuantizeAttrs, QConv2dAttrs, QAddAttrs>;
 
 // ---- Fused epilogues ---------------------------------------------------------
 // Elementwise work fused into the node that produces a value, applied in order

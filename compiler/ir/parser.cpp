@@ -430,6 +430,14 @@ class Parser {
         attrs = a;
         break;
       }
+      case OpKind::QAdd: {
+        QAddAttrs a;
+        a.out = quantize_attrs(r);
+        a.min = r.integer("min", 0);
+        a.max = r.integer("max", 0);
+        attrs = a;
+        break;
+      }
       case OpKind::BatchNorm:
         attrs = BatchNormAttrs{static_cast<float>(r.scalar("eps", 1e-5))};
         break;

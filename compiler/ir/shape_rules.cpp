@@ -26,7 +26,8 @@ Operand operand_kind(OpKind op, size_t i, size_t operands) {
   if (i >= operands) return Operand::kFloat;
   switch (op) {
     case OpKind::Dequantize:
-    case OpKind::QConv2d: return Operand::kInteger;
+    case OpKind::QConv2d:
+    case OpKind::QAdd: return Operand::kInteger;
     case OpKind::Reshape:
     case OpKind::Flatten:
     case OpKind::Dropout:
@@ -362,13 +363,18 @@ void check_quantized_output(const Graph& g, const NodeChecker& c, const Node& no
   check_element_type(out, c.context());
 }
 
+// Saturation bounds [min, max] inside `dtype`.
+void check_bounds(const NodeChecker& c, int64_t min, int64_t max, DType dtype) {
+  if (min > max || min < dtype_min(dtype) || max > dtype_max(dtype))
+    c.error("saturation bounds [", min, ", ", max, "] are not an interval of ", dtype_name(dtype));
+}
+
 Shape qconv2d_shape(const Graph& g, const NodeChecker& c, const Node& node, size_t operands) {
   const auto& a = node.attr<QConv2dAttrs>();
   const Shape out = conv2d_shape(c, operands, a.conv);
   check_quantized_output(g, c, node, a.out, out);
   if (a.out.quant.axis != -1) c.error("the output is quantized per channel; qconv2d writes one scale");
-  if (a.min > a.max || a.min < dtype_min(a.out.dtype) || a.max > dtype_max(a.out.dtype))
-    c.error("saturation bounds [", a.min, ", ", a.max, "] are not an interval of ", dtype_name(a.out.dtype));
+  check_bounds(c, a.min, a.max, a.out.dtype);
   const Tensor& x = c.in(0);
   const Tensor& w = c.in(1);
   // Each product of zero-point-shifted 8-bit values is at most 255^2 in magnitude, so this
@@ -395,6 +401,24 @@ Shape qconv2d_shape(const Graph& g, const NodeChecker& c, const Node& node, size
                 bias.quant->zero_point[at(*bias.quant)], "; an integer convolution's bias has the input scale times "
                 "the weight scale (", expected, ") and zero point 0");
     }
+  }
+  return out;
+}
+
+Shape qadd_shape(const Graph& g, const NodeChecker& c, const Node& node, size_t operands) {
+  const auto& a = node.attr<QAddAttrs>();
+  c.expect_operand_count(operands, 2, 2);
+  const Shape& out = c.shape(0);
+  if (c.shape(1) != out) c.error("adds ", to_string(out), " and ", to_string(c.shape(1)), "; qadd takes one shape");
+  check_quantized_output(g, c, node, a.out, out);
+  if (a.out.quant.axis != -1) c.error("the output is quantized per channel; qadd writes one scale");
+  if (a.out.arithmetic != Arithmetic::kOnnx) c.error("qadd computes ONNX's arithmetic only");
+  check_bounds(c, a.min, a.max, a.out.dtype);
+  for (size_t i = 0; i < 2; ++i) {
+    const Tensor& x = c.in(i);
+    if (x.dtype != a.out.dtype || x.quant->axis != -1)
+      c.error("input '", x.name, "' must be ", dtype_name(a.out.dtype), " quantized per tensor, as the output, is ",
+              dtype_name(x.dtype), x.quant->axis != -1 ? " per channel" : "");
   }
   return out;
 }
@@ -463,6 +487,7 @@ Shape op_shape(const Graph& g, const NodeChecker& c, const Node& node, size_t op
       c.expect_operand_count(operands, 1, 1);
       return c.shape(0);
     case OpKind::QConv2d: return qconv2d_shape(g, c, node, operands);
+    case OpKind::QAdd: return qadd_shape(g, c, node, operands);
   }
   AOTC_CHECK(false, "unhandled op kind");
   return {};
@@ -490,6 +515,7 @@ bool attrs_match_op(const Node& node) {
     case OpKind::Elu: return std::holds_alternative<EluAttrs>(node.attrs);
     case OpKind::Quantize: return std::holds_alternative<QuantizeAttrs>(node.attrs);
     case OpKind::QConv2d: return std::holds_alternative<QConv2dAttrs>(node.attrs);
+    case OpKind::QAdd: return std::holds_alternative<QAddAttrs>(node.attrs);
     default: return std::holds_alternative<NoAttrs>(node.attrs);
   }
 }
@@ -543,6 +569,7 @@ ElementType infer_element_type(const Graph& g, const Node& node) {
   switch (node.op) {
     case OpKind::Quantize: return quantized(node.attr<QuantizeAttrs>());
     case OpKind::QConv2d: return quantized(node.attr<QConv2dAttrs>().out);
+    case OpKind::QAdd: return quantized(node.attr<QAddAttrs>().out);
     default: break;
   }
   if (operand_kind(node.op, 0, node.op_operand_count()) != Operand::kAny) return {};

@@ -72,9 +72,11 @@ class QuantizeOps {
       if (!fold_activation(*act, bounds)) return;
       v = act->inputs[0];
       if (const Node* op = sole_producer(v, {OpKind::Conv2d, OpKind::Linear})) rewrite_conv(q, *op, bounds, nodes);
+      if (const Node* op = sole_producer(v, {OpKind::Add})) rewrite_add(q, *op, bounds, nodes);
       return;
     }
     if (const Node* op = sole_producer(v, {OpKind::Conv2d, OpKind::Linear})) return rewrite_conv(q, *op, bounds, nodes);
+    if (const Node* op = sole_producer(v, {OpKind::Add})) return rewrite_add(q, *op, bounds, nodes);
     if (const Node* op = sole_producer(v, {OpKind::Reshape, OpKind::Flatten, OpKind::Dropout, OpKind::MaxPool2d})) {
       const std::optional<TensorId> x = dequantized(op->inputs[0]);
       if (!x || !same_quantization(*x, out)) return;
@@ -164,6 +166,22 @@ class QuantizeOps {
     nodes.push_back(std::move(*conv));
     replace(q, std::move(*reshape), nodes);
     counters_.add("qlinear");
+  }
+
+  // quantize([act](add(dequantize(a), dequantize(b)))) -> qadd, with ONNX's arithmetic, where
+  // the kernels compute it exactly (qadd_exact_in_double) and the shape rules accept it (one
+  // shape, one integer type, per tensor).
+  void rewrite_add(const Node& q, const Node& op, const QConv2dAttrs& bounds, std::vector<Node>& nodes) {
+    const std::optional<TensorId> a = dequantized(op.inputs[0]);
+    const std::optional<TensorId> b = dequantized(op.inputs[1]);
+    if (!a || !b || bounds.out.arithmetic != Arithmetic::kOnnx) return;
+    const QAddAttrs attrs{bounds.out, bounds.min, bounds.max};
+    std::optional<Node> add = accepted(OpKind::QAdd, attrs, {*a, *b}, q.outputs[0]);
+    if (!add || !qadd_exact_in_double(
+                    qadd_constants(*g_.tensor(*a).quant, *g_.tensor(*b).quant, bounds.out.quant, bounds.out.dtype)))
+      return;
+    replace(q, std::move(*add), nodes);
+    counters_.add("qadd");
   }
 
   // A new tensor of `id`'s element type and `shape`, with its data if `constant`.

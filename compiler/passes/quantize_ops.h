@@ -4,6 +4,10 @@
 //   quantize(conv2d|linear(dequantize(x), dequantize(w), dequantize(b)?) [-> relu|clamp])
 //     -> qconv2d(x, w, b?) with the relu or clamp folded into its saturation bounds
 //        (a linear: a 1x1 qconv2d between reshapes, which cost nothing)
+//   quantize(add(dequantize(a), dequantize(b)) [-> relu|clamp])
+//     -> qadd(a, b) (ONNX Runtime's QLinearAdd), the relu or clamp folded into its bounds,
+//        where its kernel is exact (qadd_exact_in_double) and a, b and the output have one
+//        integer type and one shape
 //   quantize(reshape|flatten|dropout|max_pool2d(dequantize(x)))  -> the op on x itself,
 //   quantize(dequantize(x))                                      -> x,
 // where the quantize's scale and zero point equal x's (these ops commute with a
@@ -16,7 +20,7 @@
 // within one quantization step of the float graph, as in ONNX Runtime. Everything left
 // between a dequantize and a quantize runs in float (a "float island", listed by the
 // report). Runs before fold-constants, which would fold the weights' dequantize nodes.
-// Counters: qconv2d, qlinear, integer.<op>, quantize_dequantize.
+// Counters: qconv2d, qlinear, qadd, integer.<op>, quantize_dequantize.
 #pragma once
 
 #include "passes/pass.h"

@@ -442,6 +442,16 @@ void qconv2d(const Graph& g, const Node& node, const std::vector<const Value*>& 
   }
 }
 
+// qadd (graph.h): ONNX Runtime's QLinearAdd, saturated to the bounds.
+void qadd(const Graph& g, const Node& node, const std::vector<const Value*>& in, Value& out) {
+  const auto& a = node.attr<QAddAttrs>();
+  const QAddConstants k =
+      qadd_constants(*g.tensor(node.inputs[0]).quant, *g.tensor(node.inputs[1]).quant, a.out.quant, a.out.dtype);
+  for (size_t i = 0; i < out.data.size(); ++i)
+    out.data[i] = static_cast<float>(std::clamp(
+        qadd_value(static_cast<int64_t>(in[0]->data[i]), static_cast<int64_t>(in[1]->data[i]), k), a.min, a.max));
+}
+
 void compute_op(const Graph& g, const Node& node, const std::vector<const Value*>& in, size_t operands, Value& out) {
   const Value& x = *in[0];
   switch (node.op) {
@@ -495,6 +505,7 @@ void compute_op(const Graph& g, const Node& node, const std::vector<const Value*
     case OpKind::Quantize: return quantize(x, node.attr<QuantizeAttrs>(), out);
     case OpKind::Dequantize: return dequantize(x, *g.tensor(node.inputs[0]).quant, out);
     case OpKind::QConv2d: return qconv2d(g, node, in, operands, out);
+    case OpKind::QAdd: return qadd(g, node, in, out);
   }
   AOTC_CHECK(false, "unhandled op kind");
 }
@@ -529,6 +540,36 @@ void apply_epilogue(const Node& node, const std::vector<const Value*>& in, Value
 float requantization_multiplier(const Quantization& x, const Quantization& w, const Quantization& y, int64_t o) {
   const float accumulator_scale = x.scale[0] * w.scale[w.axis < 0 ? 0 : static_cast<size_t>(o)];
   return accumulator_scale / y.scale[0];
+}
+
+QAddConstants qadd_constants(const Quantization& a, const Quantization& b, const Quantization& y, DType dtype) {
+  QAddConstants k;
+  k.shift = dtype == DType::I8 ? 128 : 0;
+  k.a_ratio = a.scale[0] / y.scale[0];
+  k.b_ratio = b.scale[0] / y.scale[0];
+  // volatile: r_b * b_zp rounded to float32 before the fused multiply-add.
+  const volatile float b_part = k.b_ratio * static_cast<float>(b.zero_point[0] + k.shift);
+  k.offset = static_cast<float>(y.zero_point[0] + k.shift) -
+             std::fmaf(k.a_ratio, static_cast<float>(a.zero_point[0] + k.shift), b_part);
+  return k;
+}
+
+int64_t qadd_value(int64_t a, int64_t b, const QAddConstants& k) {
+  const float sum = std::fmaf(static_cast<float>(a + k.shift), k.a_ratio,
+                              std::fmaf(static_cast<float>(b + k.shift), k.b_ratio, k.offset));
+  return static_cast<int64_t>(std::nearbyint(sum)) - k.shift;  // ties to even
+}
+
+bool qadd_exact_in_double(const QAddConstants& k) {
+  for (int b = 0; b < 256; ++b) {
+    const auto partial = static_cast<float>(static_cast<double>(b) * k.b_ratio + k.offset);
+    if (partial != std::fmaf(static_cast<float>(b), k.b_ratio, k.offset)) return false;
+    for (int a = 0; a < 256; ++a) {
+      const auto sum = static_cast<float>(static_cast<double>(a) * k.a_ratio + partial);
+      if (sum != std::fmaf(static_cast<float>(a), k.a_ratio, partial)) return false;
+    }
+  }
+  return true;
 }
 
 FixedPointMultiplier quantize_multiplier(double real) {

@@ -35,6 +35,23 @@ int64_t quantize_value(float x, DType dtype, float scale, int64_t zero_point, Ar
 // kernels use this one definition.
 float requantization_multiplier(const Quantization& x, const Quantization& w, const Quantization& y, int64_t o);
 
+// qadd's float32 constants (graph.h, QAddAttrs), as ONNX Runtime's QLinearAdd computes them
+// on x86 (on uint8: int8 values and zero points shifted by `shift` = 128, as its QDQ
+// transformer converts int8 activations): r_a = a_scale / y_scale, r_b = b_scale / y_scale,
+// offset = y_zp - fma(r_a, a_zp, r_b * b_zp).
+struct QAddConstants {
+  float a_ratio = 0, b_ratio = 0, offset = 0;
+  int shift = 0;
+};
+QAddConstants qadd_constants(const Quantization& a, const Quantization& b, const Quantization& y, DType dtype);
+// qadd of one pair of integers before saturation: round_half_to_even(fma(a + shift, r_a,
+// fma(b + shift, r_b, offset))) - shift, the fused multiply-adds exact.
+int64_t qadd_value(int64_t a, int64_t b, const QAddConstants& k);
+// Whether the kernels' form of qadd_value, in double (Halide 14 has no fma: (a + shift) * r_a
+// is exact in double, so each fma is one double add rounded to float32 when that add is
+// exact), equals it for every pair of values; quantize-ops makes qadd only then.
+bool qadd_exact_in_double(const QAddConstants& k);
+
 // TFLite's fixed-point multiplier (quantization_util.cc, QuantizeMultiplier): real ~=
 // multiplier * 2^(shift - 31), multiplier in [2^30, 2^31) (0 for a real below 2^-32).
 struct FixedPointMultiplier {

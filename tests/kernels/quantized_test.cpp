@@ -1,4 +1,4 @@
-// The quantized kernels (generators/quantize.h, generators/qconv2d.h), JIT-compiled, bit-exact
+// The quantized kernels (generators/quantize.h, qconv2d.h, qadd.h), JIT-compiled, bit-exact
 // against the reference evaluator's semantics (docs/int8.md) on random integer values: ties of
 // the rounding, NaN and infinities, saturation, zero points (padding reads the input's), per
 // channel scales, strides, dilations, groups, and the AVX2 and SSE4.1 targets beside the host.
@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 
+#include "generators/qadd.h"
 #include "generators/qconv2d.h"
 #include "generators/quantize.h"
 #include "ir/shape_rules.h"
@@ -97,6 +98,38 @@ TEST(QuantizeKernel, MatchesTheEvaluatorOnTiesNansInfinitiesAndSaturation) {
       gen::Kernel kernel = gen::quantize(spec, host_target());
       EXPECT_EQ(run_typed(kernel, {want}, {shape}, shape, host_target()), real) << dtype_name(dtype) << " axis " << axis;
      }
+    }
+  }
+}
+
+// qadd on every pair of values (a 256 x 256 tensor of them), int8 and uint8, with and without
+// folded relu bounds, scales whose ratios are inexact and exact (0.5 and 0.25: sums at ties):
+// the kernel's double arithmetic against the evaluator's fused multiply-adds.
+TEST(QAddKernel, MatchesTheEvaluatorOnEveryPairOfValues) {
+  for (const DType dtype : {DType::I8, DType::U8}) {
+    for (const bool relu : {false, true}) {
+      const int64_t lo = dtype_min(dtype);
+      const bool ties = relu;
+      const Quantization aq{{ties ? 0.5f : 0.0371f}, {lo + 3}, -1}, bq{{ties ? 0.25f : 0.0219f}, {lo + 250}, -1},
+          yq{{ties ? 1.0f : 0.0457f}, {lo + 17}, -1};
+      const QAddConstants k = qadd_constants(aq, bq, yq, dtype);
+      ASSERT_TRUE(qadd_exact_in_double(k));
+      const Shape shape{1, 256, 256};
+      std::vector<float> a, b, want;
+      const int64_t min = relu ? yq.zero_point[0] : lo, max = dtype_max(dtype);
+      for (int64_t i = 0; i < 256; ++i) {
+        for (int64_t j = 0; j < 256; ++j) {
+          a.push_back(static_cast<float>(lo + i));
+          b.push_back(static_cast<float>(lo + j));
+          want.push_back(static_cast<float>(std::clamp(qadd_value(lo + i, lo + j, k), min, max)));
+        }
+      }
+      const gen::QAddSpec spec{shape, halide_of(dtype), k.a_ratio, k.b_ratio, k.offset, k.shift, min, max};
+      for (const std::string& target : kTargets) {
+        gen::Kernel kernel = gen::qadd(spec, target_named(target));
+        EXPECT_EQ(run_typed(kernel, {a, b}, {shape, shape}, shape, target_named(target)), want)
+            << dtype_name(dtype) << (relu ? " relu" : "") << " on " << target;
+      }
     }
   }
 }

@@ -16,6 +16,10 @@ checked on the inputs whose ONNX Runtime top-1 leads by more than 2 steps (at le
 them must), and the raw agreement is printed. The distribution of the differences
 (in steps) is printed. ONNX Runtime comes from npm (pinned as bench/peers does); without npm
 the test is SKIPPED (exit 75), never passed.
+
+Before the models, one operator exhaustively: a QDQ Add (with and without a Relu, uint8 and
+int8) of every pair of quantized values (65,536), which ONNX Runtime fuses into its
+QLinearAdd, against aotc's qadd: equal on every pair (0 steps; docs/int8.md).
 """
 import argparse
 import importlib.machinery
@@ -140,6 +144,71 @@ def check(name, args, modules):
         sys.exit(f"{name}: below the bar (top-1 >= 99% where decisive, within 2 steps >= {100 * bar:.2f}%)")
 
 
+def qdq_add_model(path, dtype, a, b, y, relu):
+    """X[1, 2, 256, 256] -> quantize channel 0 with `a`, channel 1 with `b` (scale, zero point
+    pairs), dequantize both, Add, [Relu], quantize with `y`, dequantize: the QDQ form of a
+    QLinearAdd."""
+    from onnx import TensorProto, helper, numpy_helper
+    integer = np.uint8 if dtype == "u8" else np.int8
+    inits = [numpy_helper.from_array(np.array(v, np.int64), n)
+             for n, v in (("s0", [0]), ("s1", [1]), ("e1", [1]), ("e2", [2]), ("axis", [1]))]
+    nodes = [helper.make_node("Slice", ["x", "s0", "e1", "axis"], ["xa"]),
+             helper.make_node("Slice", ["x", "s1", "e2", "axis"], ["xb"])]
+    for name, (scale, zero) in (("a", a), ("b", b), ("y", y)):
+        inits += [numpy_helper.from_array(np.array(scale, np.float32), f"{name}_scale"),
+                  numpy_helper.from_array(np.array(zero, integer), f"{name}_zero")]
+    for name in ("a", "b"):
+        nodes += [helper.make_node("QuantizeLinear", [f"x{name}", f"{name}_scale", f"{name}_zero"], [f"{name}_q"]),
+                  helper.make_node("DequantizeLinear", [f"{name}_q", f"{name}_scale", f"{name}_zero"], [f"{name}_r"])]
+    nodes.append(helper.make_node("Add", ["a_r", "b_r"], ["sum"]))
+    if relu:
+        nodes.append(helper.make_node("Relu", ["sum"], ["sum_relu"]))
+    nodes += [helper.make_node("QuantizeLinear", ["sum_relu" if relu else "sum", "y_scale", "y_zero"], ["y_q"]),
+              helper.make_node("DequantizeLinear", ["y_q", "y_scale", "y_zero"], ["y"])]
+    graph = helper.make_graph(nodes, "qadd", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 256, 256])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 256, 256])], inits)
+    import onnx
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+
+
+def check_qadd(args, modules):
+    """Every pair of integers through a QDQ Add: aotc's qadd equals ONNX Runtime's QLinearAdd."""
+    work = args.workdir / "qadd"
+    work.mkdir(parents=True, exist_ok=True)
+    cases = [("u8", (0.0371, 3), (0.0219, 250), (0.0457, 17), False),
+             ("i8", (0.0051, -93), (0.078, -48), (0.0274, -111), False),
+             ("u8", (0.11, 128), (0.023, 0), (0.06, 0), True),  # zero point 0: ONNX Runtime drops the Relu
+             # Scales where fusing r_a * a_zp (not r_b * b_zp) into the offset decides 13 outputs.
+             ("u8", (0.06546615064144135, 71), (0.028733907267451286, 178), (0.016177894547581673, 148), False)]
+    for k, (dtype, a, b, y, relu) in enumerate(cases):
+        path = work / f"add{k}.onnx"
+        qdq_add_model(path, dtype, a, b, y, relu)
+        lo = 0 if dtype == "u8" else -128
+        values = np.arange(lo, lo + 256, dtype=np.float32)
+        x = np.empty((1, 2, 256, 256), np.float32)  # rows: a's integers, columns: b's
+        x[0, 0] = ((values - a[1]) * np.float32(a[0]))[:, None]
+        x[0, 1] = ((values - b[1]) * np.float32(b[0]))[None, :]
+        x.tofile(work / f"x{k}.bin")
+        stats = run([args.aotc, path, "--emit=lib", "--name", "q", "-o", work / f"lib{k}", "--stats"]).stderr
+        if "qadd=1" not in stats:
+            sys.exit(f"add case {k}: quantize-ops made no qadd:\n{stats}")
+        runner = work / f"run{k}"
+        run(["cc", "-std=c11", "-O1", "-DAOTC_MODEL=q", "-I", work / f"lib{k}", HARNESS, work / f"lib{k}" / "libq.a",
+             "-lm", "-lpthread", "-o", runner])
+        run([runner, work / f"y{k}.bin", work / f"x{k}.bin"])
+        ort = subprocess.run(["node", HERE / "ort_run.js", path, "1,2,256,256", work / f"x{k}.bin"],
+                             capture_output=True, text=True, env={**os.environ, "NODE_PATH": str(modules)})
+        if ort.returncode != 0:
+            sys.exit(f"add case {k}: ONNX Runtime failed: {ort.stderr[-1000:]}")
+        ours = np.fromfile(work / f"y{k}.bin", np.float32)
+        theirs = np.fromfile(str(work / f"x{k}.bin") + ".ort", np.float32)
+        steps = np.rint(np.abs(ours - theirs) / np.float32(y[0]))
+        print(f"add case {k} ({dtype}{', relu' if relu else ''}): {int(np.count_nonzero(steps))} of {steps.size} "
+              f"pairs differ from ONNX Runtime's QLinearAdd (max {int(steps.max())} steps)")
+        if steps.max() != 0:
+            sys.exit(f"add case {k}: aotc's qadd differs from ONNX Runtime's QLinearAdd")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--aotc", required=True, type=Path)
@@ -151,7 +220,8 @@ def main():
     parser.add_argument("--seed", type=int, default=20261128)
     args = parser.parse_args()
     modules = onnxruntime(args.node_modules)
-    for name in args.models.split(","):
+    check_qadd(args, modules)
+    for name in filter(None, args.models.split(",")):
         check(name, args, modules)
 
 

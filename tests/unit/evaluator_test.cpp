@@ -456,6 +456,22 @@ TEST(Evaluator, TfliteMultiplyByQuantizedMultiplierRoundsTwiceAsTfliteDoes) {
   EXPECT_EQ(multiply_by_quantized_multiplier(-7, quarter), -2);  // -3.5 -> -3, then -1.5 -> -2
 }
 
+TEST(Evaluator, QAddFollowsOnnxRuntimesQLinearAdd) {
+  // Scales 0.5, 0.25 into 1: r_a = 0.5, r_b = 0.25, all exact; zero points 0 (u8).
+  const Quantization a{{0.5f}, {0}, -1}, b{{0.25f}, {0}, -1}, y{{1.0f}, {0}, -1};
+  const QAddConstants k = qadd_constants(a, b, y, DType::U8);
+  EXPECT_EQ(qadd_value(3, 2, k), 2);    // 1.5 + 0.5 = 2
+  EXPECT_EQ(qadd_value(3, 0, k), 2);    // 1.5: ties to even
+  EXPECT_EQ(qadd_value(5, 0, k), 2);    // 2.5: ties to even
+  EXPECT_EQ(qadd_value(255, 255, k), 191);  // 127.5 + 63.75 = 191.25 (saturation is the caller's)
+  // int8 is computed on uint8: values and zero points + 128. a_zp 10, b_zp -20, y_zp 5:
+  // offset = 133 - (0.5 * 138 + 0.25 * 108) = 37; (-128 + 128) * 0.5 + (7 + 128) * 0.25 + 37 = 70.75.
+  const Quantization ai{{0.5f}, {10}, -1}, bi{{0.25f}, {-20}, -1}, yi{{1.0f}, {5}, -1};
+  const QAddConstants ki = qadd_constants(ai, bi, yi, DType::I8);
+  EXPECT_EQ(ki.offset, 37.0f);
+  EXPECT_EQ(qadd_value(-128, 7, ki), 71 - 128);
+}
+
 TEST(Evaluator, QuantizePerChannelAlongItsAxis) {
   // Shape [1,2,3], axis 1: channel 0 scale 0.5 zero point 10, channel 1 scale 2 zero point 128.
   const Value x{{1, 2, 3}, {1.25f, -1.25f, 0.75f, 3, 5, -300}};

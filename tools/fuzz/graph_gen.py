@@ -620,6 +620,21 @@ class Generator:
                  f"dtype={y_dtype}, {quant[1:-1]}, min={bounds[0]}, max={bounds[1]}}}")
         return self.emit("qconv2d", inputs, [n, o, oh, ow], attrs, dtype=y_dtype, quant=quant)
 
+    def op_qadd(self):
+        x = self.pick(integer=True, tensor=lambda t: "axis" not in t.quant)
+        if x is None:
+            return None
+        t = self.g.tensors[x]
+        # The other operand: another tensor of its shape and type, else x itself.
+        y = self.pick(lambda s: s == t.shape, integer=True,
+                      tensor=lambda u: u.dtype == t.dtype and "axis" not in u.quant) or x
+        lo, hi = (0, 255) if t.dtype == "u8" else (-128, 127)
+        quant = self.quantization(t.dtype)
+        zero = int(quant.split("zero_point=[")[1].split("]")[0])
+        bounds = self.choice([(lo, hi), (lo, hi), (max(lo, zero), hi)])
+        attrs = f"{{dtype={t.dtype}, {quant[1:-1]}, min={bounds[0]}, max={bounds[1]}}}"
+        return self.emit("qadd", [x, y], t.shape, attrs, dtype=t.dtype, quant=quant)
+
     def op_qpool(self):
         x = self.pick(lambda s: len(s) == 4 and s[2] >= 2 and s[3] >= 2, integer=True)
         if x is None:
@@ -646,7 +661,7 @@ class Generator:
         "op_conv2d": 6, "op_winograd_conv2d": 4, "op_conv_transpose2d": 2, "op_batch_norm": 2, "op_affine": 1, "op_unary": 4,
         "op_prelu": 1, "op_binary": 3, "op_pool": 3, "op_linear": 1, "op_flatten": 1, "op_reshape": 1,
         "op_concat": 3, "op_softmax": 1, "op_pad": 2, "op_transpose": 2, "op_resize": 2, "op_depth_to_space": 1,
-        "op_quantize": 4, "op_dequantize": 3, "op_qconv2d": 8, "op_qpool": 2, "op_qflatten": 1,
+        "op_quantize": 4, "op_dequantize": 3, "op_qconv2d": 8, "op_qadd": 6, "op_qpool": 2, "op_qflatten": 1,
     }
 
     # -- the graph --

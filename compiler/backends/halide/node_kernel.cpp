@@ -7,6 +7,7 @@
 #include "generators/linear.h"
 #include "generators/pad.h"
 #include "generators/pool2d.h"
+#include "generators/qadd.h"
 #include "generators/qconv2d.h"
 #include "generators/quantize.h"
 #include "generators/resize.h"
@@ -305,6 +306,19 @@ NodeKernel node_kernel(const Graph& g, const Node& node) {
       return b.finish([spec](const Halide::Target& t) { return gen::quantize(spec, t); }, 2 * out_elements);
     }
     case OpKind::QConv2d: return qconv2d_kernel(g, node, qconv2d_spec(g, node), b);
+    case OpKind::QAdd: {
+      const auto& a = node.attr<QAddAttrs>();
+      const QAddConstants k =
+          qadd_constants(*g.tensor(node.inputs[0]).quant, *g.tensor(node.inputs[1]).quant, a.out.quant, a.out.dtype);
+      // quantize-ops makes only exact ones; a graph written by hand may hold another.
+      if (!qadd_exact_in_double(k))
+        fail(ExitCode::kUnsupported, "node '", node.name, "' (qadd): its scales (ratios ", k.a_ratio, " and ", k.b_ratio,
+             ") are beyond what its kernel computes exactly");
+      const gen::QAddSpec spec{out_shape, halide_type(a.out.dtype), k.a_ratio, k.b_ratio, k.offset, k.shift, a.min,
+                               a.max};
+      b.inputs(2);
+      return b.finish([spec](const Halide::Target& t) { return gen::qadd(spec, t); }, 4 * out_elements);
+    }
     case OpKind::DepthToSpace: {
       const gen::DepthToSpaceSpec spec{g.tensor(node.inputs[0]).shape, node.attr<DepthToSpaceAttrs>().block,
                                        epilogue_specs(g, node)};
