@@ -15,8 +15,9 @@
 #include <fstream>
 #include <iterator>
 
-#include "fashion_mnist_idx.h"
+#include "fashion_mnist.h"
 #include "fashion_mnist_core.h"
+#include "fashion_mnist_idx.h"
 
 int main(int argc, char** argv) {
   if (argc != 4 && argc != 5) {
