@@ -3,6 +3,10 @@
 //
 // Per frame it prints the top-k labels with softmax scores and the latency (the
 // model alone, and with preprocessing); at the end the overall frames per second.
+//
+// camera_classify_int8 is this source built with FASHION_MNIST_INT8: the int8 model
+// (samples/models/fashion_mnist_int8.fb), whose uint8 input's quantization is the
+// normalisation, so the frame's 28x28 grey bytes go in as they are (no float frame).
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -12,15 +16,27 @@
 #include "frame_source.h"
 #include "sample_cli.h"
 
+#ifdef FASHION_MNIST_INT8
+#include "fashion_mnist_int8.h"
+namespace model_api = fashion_mnist_int8;
+using ModelInput = uint8_t;  // the grey bytes
+constexpr char kProgram[] = "camera_classify_int8";
+constexpr char kModel[] = "the int8 Fashion-MNIST model (28x28 grey bytes in)";
+#else
+#include "fashion_mnist.h"
+namespace model_api = fashion_mnist;
+using ModelInput = float;  // normalised as in training
+constexpr char kProgram[] = "camera_classify";
+constexpr char kModel[] = "the Fashion-MNIST model";
+#endif
+
 using sample::milliseconds;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-const char kUsage[] =
-    "usage: camera_classify (--camera DEVICE | --video FILE | --images PATH...) [options]\n"
-    "\n"
-    "Classifies each frame with the Fashion-MNIST model compiled in by aotc.\n"
+// --help: what follows "usage: <program> ..." and the line naming the model (parse_options).
+const char kUsageOptions[] =
     "\n"
     "sources (exactly one):\n"
     "  --camera DEVICE   a V4L2 camera, e.g. /dev/video0 (runs until --frames or Ctrl-C)\n"
@@ -54,27 +70,30 @@ Options parse_options(int argc, char** argv) {
     }
     return true;
   };
-  options.common = sample::parse_options(argc, argv, kUsage, own_option);
+  const std::string usage = std::string("usage: ") + kProgram +
+                            " (--camera DEVICE | --video FILE | --images PATH...) [options]\n\n"
+                            "Classifies each frame with " + kModel + " compiled in by aotc.\n" + kUsageOptions;
+  options.common = sample::parse_options(argc, argv, usage.c_str(), own_option);
   return options;
 }
 
 // The model's working memory: static, so the app allocates nothing per frame.
-alignas(fashion_mnist::kArenaAlignment) uint8_t arena[fashion_mnist::kArenaBytes];
+alignas(model_api::kArenaAlignment) uint8_t arena[model_api::kArenaBytes];
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  sample::set_program_name("camera_classify");
+  sample::set_program_name(kProgram);
   const Options options = parse_options(argc, argv);
   // Images are read grey, as the model wants; preprocess() greys camera and video frames.
   sample::FrameSource source(options.common, cv::IMREAD_GRAYSCALE);
 
-  fashion_mnist::Model model(arena, sizeof(arena));
+  model_api::Model model(arena, sizeof(arena));
   aotc::Status status = model.status();
-  if (status == aotc::Status::kOk) status = fashion_mnist::Model::set_num_threads(options.common.threads);
+  if (status == aotc::Status::kOk) status = model_api::Model::set_num_threads(options.common.threads);
   if (status != aotc::Status::kOk) sample::fail(3, std::string("cannot set up the model: ") + aotc::message(status));
 
-  float input[fashion_sample::kSide * fashion_sample::kSide];
+  ModelInput input[fashion_sample::kSide * fashion_sample::kSide];
   float logits[fashion_mnist_info::kNumLabels];
   cv::Mat frame;
   std::string name;

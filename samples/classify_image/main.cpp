@@ -8,6 +8,7 @@
 
 #include <opencv2/imgcodecs.hpp>
 
+#include "fashion_mnist.h"
 #include "fashion_mnist_sample.h"
 
 int main(int argc, char** argv) {

@@ -1,14 +1,18 @@
 # The samples' shared part, included by each sample's CMakeLists.txt (once per build):
 #   fashion_mnist          the model, compiled by aotc at build time (aotc_add_model)
-#   fashion_mnist_core     normalisation and top-k (fashion_mnist_core.h) over it, with the
-#                          labels, mean and std read from samples/models/fashion_mnist.json;
-#                          no OpenCV (the accuracy test uses it on ARM too)
+#   fashion_mnist_int8     the same quantized to int8, taking the grey bytes as they are
+#                          (models/fashion_mnist_int8.fb: tools/export-fashion-mnist-int8)
+#   fashion_mnist_core     normalisation and top-k (fashion_mnist_core.h) for either, with
+#                          the labels, mean and std read from samples/models/fashion_mnist.json;
+#                          no OpenCV (the accuracy test uses it on ARM too); an app links
+#                          the model it runs
 #   fashion_mnist_sample   the same from OpenCV images (fashion_mnist_sample.h), when OpenCV
 #                          was found
 include_guard(GLOBAL)
 
 set(FASHION_MNIST_MODEL_DIR ${CMAKE_CURRENT_LIST_DIR}/../models)
 aotc_add_model(fashion_mnist MODEL ${FASHION_MNIST_MODEL_DIR}/fashion_mnist.fb)
+aotc_add_model(fashion_mnist_int8 MODEL ${FASHION_MNIST_MODEL_DIR}/fashion_mnist_int8.fb)
 
 # The json written by tools/train-fashion-mnist is the one place the normalisation and
 # the labels are stated; the generated header copies them.
@@ -29,7 +33,6 @@ configure_file(${CMAKE_CURRENT_LIST_DIR}/fashion_mnist_info.h.in ${generated_dir
 add_library(fashion_mnist_core STATIC ${CMAKE_CURRENT_LIST_DIR}/fashion_mnist_core.cpp)
 set_target_properties(fashion_mnist_core PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
 target_include_directories(fashion_mnist_core PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${generated_dir})
-target_link_libraries(fashion_mnist_core PUBLIC fashion_mnist)
 
 if(TARGET opencv_imgproc)
   add_library(fashion_mnist_sample STATIC ${CMAKE_CURRENT_LIST_DIR}/fashion_mnist_sample.cpp)

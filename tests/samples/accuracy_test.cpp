@@ -7,6 +7,12 @@
 //   - top-1 label equal to PyTorch's on >= 99.9% of the images.
 // The ARM trees run the first 2,000 (10,000 runs under qemu take minutes).
 //
+// Built with FASHION_MNIST_INT8, the same for the int8 model camera_classify_int8 runs
+// (samples/models/fashion_mnist_int8.fb), fed the images' bytes as they are: against
+// PyTorch's float model, within 0.5 points (the INT8 issue's bar) and the same top-1 on
+// >= 99% (measured 2026-11-29: 91.07% against 91.02%, the same top-1 on 99.46%; the ARM
+// trees run its first 500: 92.60% against 92.40%, 99.80%, on aarch64 and armhf alike).
+//
 // usage: accuracy_test DATASET_DIR PYTORCH_PREDICTIONS.bin PYTORCH_ACCURACY_PERCENT [IMAGES]
 #include <algorithm>
 #include <cmath>
@@ -15,8 +21,28 @@
 #include <fstream>
 #include <iterator>
 
-#include "fashion_mnist_idx.h"
 #include "fashion_mnist_core.h"
+#include "fashion_mnist_idx.h"
+
+#ifdef FASHION_MNIST_INT8
+#include "fashion_mnist_int8.h"
+namespace model_api = fashion_mnist_int8;
+constexpr double kMaxAccuracyDifference = 0.5, kMinAgreement = 99.0;
+
+// The image's bytes are the model's input.
+static const uint8_t* model_input(const uint8_t* grey) { return grey; }
+#else
+#include "fashion_mnist.h"
+namespace model_api = fashion_mnist;
+constexpr double kMaxAccuracyDifference = 0.1, kMinAgreement = 99.9;
+
+// The image normalised as in training.
+static const float* model_input(const uint8_t* grey) {
+  static float input[fashion_sample::kSide * fashion_sample::kSide];
+  fashion_sample::normalize(grey, /*invert=*/false, input);
+  return input;
+}
+#endif
 
 int main(int argc, char** argv) {
   if (argc != 4 && argc != 5) {
@@ -41,14 +67,12 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  alignas(fashion_mnist::kArenaAlignment) static uint8_t arena[fashion_mnist::kArenaBytes];
-  fashion_mnist::Model model(arena, sizeof(arena));
-  float input[fashion_sample::kSide * fashion_sample::kSide];
+  alignas(model_api::kArenaAlignment) static uint8_t arena[model_api::kArenaBytes];
+  model_api::Model model(arena, sizeof(arena));
   float logits[fashion_mnist_info::kNumLabels];
   size_t correct = 0, agree = 0;
   for (size_t i = 0; i < images; ++i) {
-    fashion_sample::normalize(test_set.image(i), /*invert=*/false, input);
-    const aotc::Status status = model.run(input, logits);
+    const aotc::Status status = model.run(model_input(test_set.image(i)), logits);
     if (status != aotc::Status::kOk) {
       std::fprintf(stderr, "image %zu: %s %s\n", i, aotc::message(status), model.last_error());
       return 1;
@@ -63,12 +87,12 @@ int main(int argc, char** argv) {
   std::printf("%zu images: accuracy %.2f%% (PyTorch %.2f%%), top-1 equal to PyTorch's on %.2f%% (%zu differ)\n",
               images, accuracy, pytorch_accuracy, agreement, images - agree);
   bool ok = true;
-  if (std::fabs(accuracy - pytorch_accuracy) > 0.1) {
-    std::printf("FAIL: accuracy differs from PyTorch's by more than 0.1 percentage point\n");
+  if (std::fabs(accuracy - pytorch_accuracy) > kMaxAccuracyDifference) {
+    std::printf("FAIL: accuracy differs from PyTorch's by more than %.1f percentage point\n", kMaxAccuracyDifference);
     ok = false;
   }
-  if (agreement < 99.9) {
-    std::printf("FAIL: top-1 agrees with PyTorch on fewer than 99.9%% of the images\n");
+  if (agreement < kMinAgreement) {
+    std::printf("FAIL: top-1 agrees with PyTorch on fewer than %.1f%% of the images\n", kMinAgreement);
     ok = false;
   }
   return ok ? 0 : 1;

@@ -2,16 +2,19 @@
 """The Fashion-MNIST sample model quantized to int8: its accuracy as an aotc library.
 
 The float model's weights are read from samples/models/fashion_mnist.fb (flatc's Python API
-of the schema) into samples/models/fashion_net.py:FashionNet; PyTorch FX quantizes it
+of the schema, tools/export-fashion-mnist-int8's reader) into
+samples/models/fashion_net.py:FashionNet; PyTorch FX quantizes it
 (tools/aotc-export-torch's quantize_fx: onednn, per-channel weights) calibrated on the first
 --calibrate training images, in the batches the exporter's --quantize-calibration makes, so
 that the exporter, given the same images, makes the same quantized model. It reaches aotc
 three ways (batch --batch), each compiled to a library:
   - onnx:  torch.onnx.export writes it as QDQ ONNX;
   - fb:    tools/aotc-export-torch --quantize-calibration writes aotc's own int8 .fb;
-  - uint8: the same with --uint8-input (the camera sample's int8 build): the library takes the
-           test images' bytes as they are, the normalisation folded into the input's
-           quantization; compared with PyTorch's model quantized with that input quantization.
+  - uint8: the same with --uint8-input (the camera sample's int8 build: its checked-in
+           samples/models/fashion_mnist_int8.fb is this model at batch 1, written by
+           tools/export-fashion-mnist-int8): the library takes the test images' bytes as they
+           are, the normalisation folded into the input's quantization; compared with
+           PyTorch's model quantized with that input quantization.
 All 10,000 test images run through each library and PyTorch's quantized models. Checks:
   - the float model reproduces the recorded float accuracy (fashion_mnist.json), so the
     weights were read right;
@@ -22,11 +25,9 @@ Prints the accuracies (README: samples/README.md).
 import argparse
 import gzip
 import importlib.machinery
-import importlib.util
 import json
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +39,10 @@ EXPORTER = ROOT / "tools" / "aotc-export-torch"
 # tools/aotc-export-torch as a module (the file has no .py suffix), for quantize_fx and its
 # calibration batches.
 exporter = importlib.machinery.SourceFileLoader("aotc_export_torch", str(EXPORTER)).load_module()
+# tools/export-fashion-mnist-int8, which makes the camera sample's int8 model from the same
+# weights: its reader of the float model's weights.
+int8_export = importlib.machinery.SourceFileLoader(
+    "export_fashion_mnist_int8", str(ROOT / "tools" / "export-fashion-mnist-int8")).load_module()
 
 
 def idx(path):
@@ -46,32 +51,6 @@ def idx(path):
     dims = data[3]
     shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(dims)]
     return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
-
-
-def float_model(fb_path):
-    """FashionNet with the weights of the exported .fb (tensor names are state_dict keys)."""
-    with tempfile.TemporaryDirectory() as api:
-        subprocess.run(["flatc", "--python", "-o", api, str(ROOT / "schemas" / "aotc_model.fbs")], check=True)
-        sys.path.insert(0, api)
-        from aotc.fb.Model import Model  # noqa: E402 (generated above)
-        model = Model.GetRootAs(fb_path.read_bytes(), 0)
-        weights = {}
-        for i in range(model.TensorsLength()):
-            t = model.Tensors(i)
-            if t.Buffer() == 0:
-                continue
-            raw = model.Buffers(t.Buffer()).DataAsNumpy()
-            shape = [t.Shape(d) for d in range(t.ShapeLength())]
-            weights[t.Name().decode()] = torch.from_numpy(raw.view(np.float32).reshape(shape).copy())
-        sys.path.remove(api)
-    spec = importlib.util.spec_from_file_location("fashion_net", MODELS / "fashion_net.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    net = module.FashionNet().eval()
-    missing = net.load_state_dict(weights, strict=False)
-    # num_batches_tracked is not exported; every weight is.
-    assert all(k.endswith("num_batches_tracked") for k in missing.missing_keys), missing
-    return net
 
 
 def compile_library(aotc, model, name, workdir):
@@ -123,7 +102,7 @@ def main():
     train_pixels = idx(args.data / "train-images-idx3-ubyte.gz")[:args.calibrate, None, :, :]
 
     torch.manual_seed(0)
-    net = float_model(MODELS / "fashion_mnist.fb")
+    net = int8_export.float_model(MODELS / "fashion_mnist.fb")
     with torch.no_grad():
         float_top1 = np.concatenate([net(torch.from_numpy(test_x[i:i + args.batch])).argmax(1).numpy()
                                      for i in range(0, len(test_x), args.batch)])
