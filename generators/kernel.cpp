@@ -122,6 +122,22 @@ int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
   return 1;
 }
 
+Halide::Expr multiply_by_quantized_multiplier(const Halide::Expr& acc, const Halide::Expr& multiplier,
+                                              const Halide::Expr& shift) {
+  using Halide::Expr;
+  const Expr left = Halide::cast<int64_t>(Halide::max(shift, 0)), right = Halide::max(-shift, 0);
+  const Expr shifted = Halide::cast<int32_t>(Halide::cast<int64_t>(acc) << left);  // wraps, as TFLite's int32
+  const Expr product = Halide::cast<int64_t>(shifted) * Halide::cast<int64_t>(multiplier);
+  const Expr nudged =
+      product + Halide::select(product >= 0, Expr(int64_t{1} << 30), Expr(1 - (int64_t{1} << 30)));
+  // Divided by 2^31 truncating toward zero, as C++'s integer division.
+  const Expr high = Halide::cast<int32_t>(
+      (nudged + Halide::select(nudged < 0, Expr((int64_t{1} << 31) - 1), Expr(int64_t{0}))) >> 31);
+  const Expr mask = Halide::cast<int32_t>((Expr(int64_t{1}) << Halide::cast<int64_t>(right)) - 1);
+  const Expr threshold = (mask >> 1) + Halide::select(high < 0, 1, 0);
+  return (high >> right) + Halide::select((high & mask) > threshold, 1, 0);
+}
+
 Halide::Expr broadcast_read(const Halide::ImageParam& operand, const Shape& operand_shape,
                             const std::vector<Halide::Expr>& nchw) {
   const size_t skipped = nchw.size() - operand_shape.size();

@@ -154,6 +154,13 @@ double tile_use(int64_t extent, int64_t tile);
 int lanes_for_extent(int64_t extent, int max_lanes);
 int64_t largest_divisor_at_most(int64_t n, int64_t limit);
 
+// TFLite's MultiplyByQuantizedMultiplier (docs/int8.md) of int32 `acc`, in int64 where TFLite
+// widens: RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(acc << max(shift, 0),
+// multiplier), max(-shift, 0)). The multiplier is positive, so the high multiply never
+// saturates.
+Halide::Expr multiply_by_quantized_multiplier(const Halide::Expr& acc, const Halide::Expr& multiplier,
+                                              const Halide::Expr& shift);
+
 // Reads `operand` at output coordinates `nchw` (outermost first) with NumPy
 // broadcasting: aligned from the right, dims of extent 1 stay at index 0.
 Halide::Expr broadcast_read(const Halide::ImageParam& operand, const Shape& operand_shape,

@@ -20,10 +20,18 @@ Kernel qadd(const QAddSpec& spec, const Halide::Target& target) {
   };
   const auto shifted = [&](const Halide::ImageParam& x) { return Halide::cast<int32_t>(x(vars)) + spec.shift; };
   const Halide::Expr partial = fused(shifted(b), spec.b_ratio, Halide::Expr(spec.offset));
-  const Halide::Expr sum = Halide::strict_float(Halide::round(fused(shifted(a), spec.a_ratio, partial)));  // ties to even
+  Halide::Expr sum = Halide::cast<int32_t>(Halide::strict_float(Halide::round(fused(shifted(a), spec.a_ratio, partial)))) -
+                     spec.shift;  // ties to even
+  if (spec.fixed_point) {
+    const auto scaled = [&](const Halide::ImageParam& x, int k) {
+      return multiply_by_quantized_multiplier((Halide::cast<int32_t>(x(vars)) + spec.offsets[k]) << 20,
+                                              spec.multipliers[k], spec.shifts[k]);
+    };
+    sum = multiply_by_quantized_multiplier(scaled(a, 0) + scaled(b, 1), spec.multipliers[2], spec.shifts[2]) +
+          spec.offsets[2];
+  }
   Halide::Func output("qadd");
-  output(vars) = Halide::cast(spec.type, Halide::clamp(Halide::cast<int32_t>(sum) - spec.shift,
-                                                       static_cast<int32_t>(spec.min), static_cast<int32_t>(spec.max)));
+  output(vars) = Halide::cast(spec.type, Halide::clamp(sum, static_cast<int32_t>(spec.min), static_cast<int32_t>(spec.max)));
   constrain_output(output, spec.shape);
 
   /* schedule */

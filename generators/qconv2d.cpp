@@ -45,23 +45,6 @@ void check(const QConv2dSpec& s) {
   require(s.min <= s.max && s.min >= lowest && s.max <= lowest + 255, "qconv2d: saturation bounds outside the output type");
 }
 
-// TFLite's MultiplyByQuantizedMultiplier (docs/int8.md), in int64 where TFLite widens:
-// RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(acc << left, multiplier), right). The
-// multiplier is positive, so the high multiply never saturates.
-Expr multiply_by_quantized_multiplier(const Expr& acc, const Expr& multiplier, const Expr& shift) {
-  const Expr left = Halide::cast<int64_t>(Halide::max(shift, 0)), right = Halide::max(-shift, 0);
-  const Expr shifted = Halide::cast<int32_t>(Halide::cast<int64_t>(acc) << left);  // wraps, as TFLite's int32
-  const Expr product = Halide::cast<int64_t>(shifted) * Halide::cast<int64_t>(multiplier);
-  const Expr nudged =
-      product + Halide::select(product >= 0, Expr(int64_t{1} << 30), Expr(1 - (int64_t{1} << 30)));
-  // Divided by 2^31 truncating toward zero, as C++'s integer division.
-  const Expr high = Halide::cast<int32_t>(
-      (nudged + Halide::select(nudged < 0, Expr((int64_t{1} << 31) - 1), Expr(int64_t{0}))) >> 31);
-  const Expr mask = Halide::cast<int32_t>((Expr(int64_t{1}) << Halide::cast<int64_t>(right)) - 1);
-  const Expr threshold = (mask >> 1) + Halide::select(high < 0, 1, 0);
-  return (high >> right) + Halide::select((high & mask) > threshold, 1, 0);
-}
-
 // The per-channel requantization input (qconv2d.h).
 Halide::ImageParam multipliers_input(const QConv2dSpec& s, int64_t o_count) {
   return s.fixed_point ? dense_input("multiplier", {o_count, 3}, Halide::Int(32))

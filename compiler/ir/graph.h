@@ -312,6 +312,8 @@ struct QConv2dAttrs {
 //   r_a = float32(a_scale / y_scale), r_b = float32(b_scale / y_scale)
 //   k = float32(y_zp + s) - fma(r_a, a_zp + s, float32(r_b * (b_zp + s)))
 //   y = clamp(round_half_to_even(fma(a + s, r_a, fma(b + s, r_b, k))) - s, min, max)
+// With TFLite's, its integer ADD (reference_integer_ops::AddElementwise, evaluator.h's
+// TfliteAddParameters): fixed-point multipliers of each input and of the sum.
 // [min, max] lies in out.dtype: a relu folded into the saturation.
 struct QAddAttrs {
   QuantizeAttrs out;

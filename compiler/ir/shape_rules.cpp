@@ -412,7 +412,6 @@ Shape qadd_shape(const Graph& g, const NodeChecker& c, const Node& node, size_t 
   if (c.shape(1) != out) c.error("adds ", to_string(out), " and ", to_string(c.shape(1)), "; qadd takes one shape");
   check_quantized_output(g, c, node, a.out, out);
   if (a.out.quant.axis != -1) c.error("the output is quantized per channel; qadd writes one scale");
-  if (a.out.arithmetic != Arithmetic::kOnnx) c.error("qadd computes ONNX's arithmetic only");
   check_bounds(c, a.min, a.max, a.out.dtype);
   for (size_t i = 0; i < 2; ++i) {
     const Tensor& x = c.in(i);

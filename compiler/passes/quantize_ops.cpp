@@ -168,17 +168,18 @@ class QuantizeOps {
     counters_.add("qlinear");
   }
 
-  // quantize([act](add(dequantize(a), dequantize(b)))) -> qadd, with ONNX's arithmetic, where
-  // the kernels compute it exactly (qadd_exact_in_double) and the shape rules accept it (one
-  // shape, one integer type, per tensor).
+  // quantize([act](add(dequantize(a), dequantize(b)))) -> qadd where the shape rules accept it
+  // (one shape, one integer type, per tensor) and, with ONNX's arithmetic, the kernels compute
+  // it exactly (qadd_exact_in_double).
   void rewrite_add(const Node& q, const Node& op, const QConv2dAttrs& bounds, std::vector<Node>& nodes) {
     const std::optional<TensorId> a = dequantized(op.inputs[0]);
     const std::optional<TensorId> b = dequantized(op.inputs[1]);
-    if (!a || !b || bounds.out.arithmetic != Arithmetic::kOnnx) return;
+    if (!a || !b) return;
     const QAddAttrs attrs{bounds.out, bounds.min, bounds.max};
     std::optional<Node> add = accepted(OpKind::QAdd, attrs, {*a, *b}, q.outputs[0]);
-    if (!add || !qadd_exact_in_double(
-                    qadd_constants(*g_.tensor(*a).quant, *g_.tensor(*b).quant, bounds.out.quant, bounds.out.dtype)))
+    if (!add || (bounds.out.arithmetic == Arithmetic::kOnnx &&
+                 !qadd_exact_in_double(
+                     qadd_constants(*g_.tensor(*a).quant, *g_.tensor(*b).quant, bounds.out.quant, bounds.out.dtype))))
       return;
     replace(q, std::move(*add), nodes);
     counters_.add("qadd");

@@ -5,9 +5,9 @@
 //     -> qconv2d(x, w, b?) with the relu or clamp folded into its saturation bounds
 //        (a linear: a 1x1 qconv2d between reshapes, which cost nothing)
 //   quantize(add(dequantize(a), dequantize(b)) [-> relu|clamp])
-//     -> qadd(a, b) (ONNX Runtime's QLinearAdd), the relu or clamp folded into its bounds,
-//        where its kernel is exact (qadd_exact_in_double) and a, b and the output have one
-//        integer type and one shape
+//     -> qadd(a, b) (ONNX Runtime's QLinearAdd, or TFLite's ADD with its arithmetic), the relu
+//        or clamp folded into its bounds, where a, b and the output have one integer type and
+//        one shape (and, with ONNX's arithmetic, its kernel is exact: qadd_exact_in_double)
 //   quantize(reshape|flatten|dropout|max_pool2d(dequantize(x)))  -> the op on x itself,
 //   quantize(dequantize(x))                                      -> x,
 // where the quantize's scale and zero point equal x's (these ops commute with a

@@ -442,14 +442,18 @@ void qconv2d(const Graph& g, const Node& node, const std::vector<const Value*>& 
   }
 }
 
-// qadd (graph.h): ONNX Runtime's QLinearAdd, saturated to the bounds.
+// qadd (graph.h): ONNX Runtime's QLinearAdd or TFLite's ADD, saturated to the bounds.
 void qadd(const Graph& g, const Node& node, const std::vector<const Value*>& in, Value& out) {
   const auto& a = node.attr<QAddAttrs>();
-  const QAddConstants k =
-      qadd_constants(*g.tensor(node.inputs[0]).quant, *g.tensor(node.inputs[1]).quant, a.out.quant, a.out.dtype);
-  for (size_t i = 0; i < out.data.size(); ++i)
-    out.data[i] = static_cast<float>(std::clamp(
-        qadd_value(static_cast<int64_t>(in[0]->data[i]), static_cast<int64_t>(in[1]->data[i]), k), a.min, a.max));
+  const Quantization& aq = *g.tensor(node.inputs[0]).quant;
+  const Quantization& bq = *g.tensor(node.inputs[1]).quant;
+  const QAddConstants k = qadd_constants(aq, bq, a.out.quant, a.out.dtype);
+  const TfliteAddParameters p = tflite_add_parameters(aq, bq, a.out.quant);
+  for (size_t i = 0; i < out.data.size(); ++i) {
+    const auto x = static_cast<int64_t>(in[0]->data[i]), y = static_cast<int64_t>(in[1]->data[i]);
+    const int64_t sum = a.out.arithmetic == Arithmetic::kTflite ? tflite_add_value(x, y, p) : qadd_value(x, y, k);
+    out.data[i] = static_cast<float>(std::clamp(sum, a.min, a.max));
+  }
 }
 
 void compute_op(const Graph& g, const Node& node, const std::vector<const Value*>& in, size_t operands, Value& out) {
@@ -603,6 +607,26 @@ int32_t multiply_by_quantized_multiplier(int32_t acc, FixedPointMultiplier m) {
   const int64_t mask = (int64_t{1} << right) - 1;
   const int64_t remainder = high & mask, threshold = (mask >> 1) + (high < 0 ? 1 : 0);
   return (high >> right) + (remainder > threshold ? 1 : 0);
+}
+
+TfliteAddParameters tflite_add_parameters(const Quantization& a, const Quantization& b, const Quantization& y) {
+  TfliteAddParameters p;
+  const double twice = 2 * std::max(a.scale[0], b.scale[0]);
+  p.a = quantize_multiplier(a.scale[0] / twice);
+  p.b = quantize_multiplier(b.scale[0] / twice);
+  p.out = quantize_multiplier(twice / static_cast<double>((1 << TfliteAddParameters::kLeftShift) * y.scale[0]));
+  p.a_offset = static_cast<int32_t>(-a.zero_point[0]);
+  p.b_offset = static_cast<int32_t>(-b.zero_point[0]);
+  p.out_offset = static_cast<int32_t>(y.zero_point[0]);
+  return p;
+}
+
+int64_t tflite_add_value(int64_t a, int64_t b, const TfliteAddParameters& p) {
+  const auto scaled = [](int64_t x, int32_t offset, FixedPointMultiplier m) {
+    return multiply_by_quantized_multiplier(static_cast<int32_t>((x + offset) << TfliteAddParameters::kLeftShift), m);
+  };
+  const int32_t sum = scaled(a, p.a_offset, p.a) + scaled(b, p.b_offset, p.b);
+  return int64_t{multiply_by_quantized_multiplier(sum, p.out)} + p.out_offset;
 }
 
 int64_t quantize_value(float x, DType dtype, float scale, int64_t zero_point, Arithmetic arithmetic) {

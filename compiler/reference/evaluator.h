@@ -69,4 +69,18 @@ FixedPointMultiplier tflite_requantization_multiplier(const Quantization& x, con
 // max(-shift, 0)); the left shift wraps in int32.
 int32_t multiply_by_quantized_multiplier(int32_t acc, FixedPointMultiplier m);
 
+// qadd with TFLite's arithmetic (kernels/add.cc, reference_integer_ops::AddElementwise): each
+// input plus its offset (minus its zero point), shifted left by 20, times its multiplier; the
+// sum times the output's, plus the output's zero point. The multipliers as add.cc's Prepare
+// computes them: twice = 2 * max(a_scale, b_scale); a: a_scale / twice, b: b_scale / twice,
+// output: twice / (2^20 * y_scale), each QuantizeMultiplier'd in double.
+struct TfliteAddParameters {
+  static constexpr int kLeftShift = 20;
+  FixedPointMultiplier a, b, out;
+  int32_t a_offset = 0, b_offset = 0, out_offset = 0;
+};
+TfliteAddParameters tflite_add_parameters(const Quantization& a, const Quantization& b, const Quantization& y);
+// One output before saturation.
+int64_t tflite_add_value(int64_t a, int64_t b, const TfliteAddParameters& p);
+
 }  // namespace aotc

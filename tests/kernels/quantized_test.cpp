@@ -102,33 +102,45 @@ TEST(QuantizeKernel, MatchesTheEvaluatorOnTiesNansInfinitiesAndSaturation) {
   }
 }
 
-// qadd on every pair of values (a 256 x 256 tensor of them), int8 and uint8, with and without
-// folded relu bounds, scales whose ratios are inexact and exact (0.5 and 0.25: sums at ties):
-// the kernel's double arithmetic against the evaluator's fused multiply-adds.
+// qadd on every pair of values (a 256 x 256 tensor of them), int8 and uint8, with ONNX's
+// arithmetic (the kernel's double arithmetic against the evaluator's fused multiply-adds) and
+// TFLite's (fixed point), with and without folded relu bounds, scales whose ratios are inexact
+// and exact (0.5 and 0.25: sums at ties).
 TEST(QAddKernel, MatchesTheEvaluatorOnEveryPairOfValues) {
-  for (const DType dtype : {DType::I8, DType::U8}) {
-    for (const bool relu : {false, true}) {
-      const int64_t lo = dtype_min(dtype);
-      const bool ties = relu;
-      const Quantization aq{{ties ? 0.5f : 0.0371f}, {lo + 3}, -1}, bq{{ties ? 0.25f : 0.0219f}, {lo + 250}, -1},
-          yq{{ties ? 1.0f : 0.0457f}, {lo + 17}, -1};
-      const QAddConstants k = qadd_constants(aq, bq, yq, dtype);
-      ASSERT_TRUE(qadd_exact_in_double(k));
-      const Shape shape{1, 256, 256};
-      std::vector<float> a, b, want;
-      const int64_t min = relu ? yq.zero_point[0] : lo, max = dtype_max(dtype);
-      for (int64_t i = 0; i < 256; ++i) {
-        for (int64_t j = 0; j < 256; ++j) {
-          a.push_back(static_cast<float>(lo + i));
-          b.push_back(static_cast<float>(lo + j));
-          want.push_back(static_cast<float>(std::clamp(qadd_value(lo + i, lo + j, k), min, max)));
+  for (const Arithmetic arithmetic : {Arithmetic::kOnnx, Arithmetic::kTflite}) {
+    for (const DType dtype : {DType::I8, DType::U8}) {
+      for (const bool relu : {false, true}) {
+        const int64_t lo = dtype_min(dtype);
+        const bool ties = relu;
+        const Quantization aq{{ties ? 0.5f : 0.0371f}, {lo + 3}, -1}, bq{{ties ? 0.25f : 0.0219f}, {lo + 250}, -1},
+            yq{{ties ? 1.0f : 0.0457f}, {lo + 17}, -1};
+        const QAddConstants k = qadd_constants(aq, bq, yq, dtype);
+        const TfliteAddParameters p = tflite_add_parameters(aq, bq, yq);
+        ASSERT_TRUE(qadd_exact_in_double(k));
+        const Shape shape{1, 256, 256};
+        std::vector<float> a, b, want;
+        const int64_t min = relu ? yq.zero_point[0] : lo, max = dtype_max(dtype);
+        for (int64_t i = 0; i < 256; ++i) {
+          for (int64_t j = 0; j < 256; ++j) {
+            a.push_back(static_cast<float>(lo + i));
+            b.push_back(static_cast<float>(lo + j));
+            const int64_t sum =
+                arithmetic == Arithmetic::kTflite ? tflite_add_value(lo + i, lo + j, p) : qadd_value(lo + i, lo + j, k);
+            want.push_back(static_cast<float>(std::clamp(sum, min, max)));
+          }
         }
-      }
-      const gen::QAddSpec spec{shape, halide_of(dtype), k.a_ratio, k.b_ratio, k.offset, k.shift, min, max};
-      for (const std::string& target : kTargets) {
-        gen::Kernel kernel = gen::qadd(spec, target_named(target));
-        EXPECT_EQ(run_typed(kernel, {a, b}, {shape, shape}, shape, target_named(target)), want)
-            << dtype_name(dtype) << (relu ? " relu" : "") << " on " << target;
+        gen::QAddSpec spec{shape, halide_of(dtype), k.a_ratio, k.b_ratio, k.offset, k.shift};
+        spec.min = min;
+        spec.max = max;
+        spec.fixed_point = arithmetic == Arithmetic::kTflite;
+        spec.multipliers = {p.a.multiplier, p.b.multiplier, p.out.multiplier};
+        spec.shifts = {p.a.shift, p.b.shift, p.out.shift};
+        spec.offsets = {p.a_offset, p.b_offset, p.out_offset};
+        for (const std::string& target : kTargets) {
+          gen::Kernel kernel = gen::qadd(spec, target_named(target));
+          EXPECT_EQ(run_typed(kernel, {a, b}, {shape, shape}, shape, target_named(target)), want)
+              << arithmetic_name(arithmetic) << " " << dtype_name(dtype) << (relu ? " relu" : "") << " on " << target;
+        }
       }
     }
   }

@@ -472,6 +472,24 @@ TEST(Evaluator, QAddFollowsOnnxRuntimesQLinearAdd) {
   EXPECT_EQ(qadd_value(-128, 7, ki), 71 - 128);
 }
 
+TEST(Evaluator, TfliteAddFollowsTflitesIntegerAdd) {
+  // Scales 0.5 and 0.25 into 1: twice = 1, multipliers 0.5 (2^30, 0), 0.25 (2^30, -1) and
+  // 2^-20 (2^30, -19); zero points 0. 3 + 2: (3 << 20) * 0.5 + (2 << 20) * 0.25 = 2^21, then
+  // 2^21 * 2^-20 = 2.
+  const Quantization a{{0.5f}, {0}, -1}, b{{0.25f}, {0}, -1}, y{{1.0f}, {0}, -1};
+  const TfliteAddParameters p = tflite_add_parameters(a, b, y);
+  EXPECT_EQ(p.a.multiplier, 1 << 30);
+  EXPECT_EQ(p.a.shift, 0);
+  EXPECT_EQ(p.b.shift, -1);
+  EXPECT_EQ(p.out.shift, -19);
+  EXPECT_EQ(tflite_add_value(3, 2, p), 2);
+  EXPECT_EQ(tflite_add_value(3, 0, p), 2);    // 1.5: ties away from zero
+  EXPECT_EQ(tflite_add_value(-3, 0, p), -2);  // -1.5: away from zero
+  // Zero points: offsets -zp and +y_zp.
+  const TfliteAddParameters q = tflite_add_parameters({{0.5f}, {10}, -1}, {{0.25f}, {-20}, -1}, {{1.0f}, {5}, -1});
+  EXPECT_EQ(tflite_add_value(14, -12, q), 9);  // (4 * 0.5 + 8 * 0.25) + 5
+}
+
 TEST(Evaluator, QuantizePerChannelAlongItsAxis) {
   // Shape [1,2,3], axis 1: channel 0 scale 0.5 zero point 10, channel 1 scale 2 zero point 128.
   const Value x{{1, 2, 3}, {1.25f, -1.25f, 0.75f, 3, 5, -300}};

@@ -308,14 +308,22 @@ NodeKernel node_kernel(const Graph& g, const Node& node) {
     case OpKind::QConv2d: return qconv2d_kernel(g, node, qconv2d_spec(g, node), b);
     case OpKind::QAdd: {
       const auto& a = node.attr<QAddAttrs>();
-      const QAddConstants k =
-          qadd_constants(*g.tensor(node.inputs[0]).quant, *g.tensor(node.inputs[1]).quant, a.out.quant, a.out.dtype);
-      // quantize-ops makes only exact ones; a graph written by hand may hold another.
-      if (!qadd_exact_in_double(k))
+      const Quantization& aq = *g.tensor(node.inputs[0]).quant;
+      const Quantization& bq = *g.tensor(node.inputs[1]).quant;
+      const QAddConstants k = qadd_constants(aq, bq, a.out.quant, a.out.dtype);
+      gen::QAddSpec spec{out_shape, halide_type(a.out.dtype), k.a_ratio, k.b_ratio, k.offset, k.shift};
+      spec.min = a.min;
+      spec.max = a.max;
+      spec.fixed_point = a.out.arithmetic == Arithmetic::kTflite;
+      if (spec.fixed_point) {
+        const TfliteAddParameters p = tflite_add_parameters(aq, bq, a.out.quant);
+        spec.multipliers = {p.a.multiplier, p.b.multiplier, p.out.multiplier};
+        spec.shifts = {p.a.shift, p.b.shift, p.out.shift};
+        spec.offsets = {p.a_offset, p.b_offset, p.out_offset};
+      } else if (!qadd_exact_in_double(k)) {  // quantize-ops makes only exact ones; a graph written by hand may not
         fail(ExitCode::kUnsupported, "node '", node.name, "' (qadd): its scales (ratios ", k.a_ratio, " and ", k.b_ratio,
              ") are beyond what its kernel computes exactly");
-      const gen::QAddSpec spec{out_shape, halide_type(a.out.dtype), k.a_ratio, k.b_ratio, k.offset, k.shift, a.min,
-                               a.max};
+      }
       b.inputs(2);
       return b.finish([spec](const Halide::Target& t) { return gen::qadd(spec, t); }, 4 * out_elements);
     }
