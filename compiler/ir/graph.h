@@ -133,7 +133,8 @@ enum class OpClass : uint8_t {
   X(Quantize, "quantize", kOther)                                  \
   X(Dequantize, "dequantize", kOther)                              \
   X(QConv2d, "qconv2d", kOther)                                    \
-  X(QAdd, "qadd", kOther)
+  X(QAdd, "qadd", kOther)                                          \
+  X(QGlobalAvgPool, "qglobal_avg_pool", kOther)
 
 enum class OpKind : uint8_t {
 #define AOTC_X(e, s, c) e,
@@ -304,6 +305,11 @@ struct QConv2dAttrs {
   bool operator==(const QConv2dAttrs&) const = default;
 };
 
+// qglobal_avg_pool(x [N,C,H,W]) {QuantizeAttrs} -> [N,C,1,1] of x's integer type, quantized
+// per tensor: ONNX Runtime's QLinearGlobalAveragePool (its x86 kernel, docs/int8.md):
+//   acc = sum over the plane of (x - x_zero_point), exactly in int32
+//   y = saturate(round_half_to_even(float(acc) * m) + y_zero_point),
+//   m = float32(x_scale / float32(y_scale * float32(H * W)))
 // qadd(a, b) -> `out.dtype` quantized by `out.quant`: the sum of two tensors of one shape, all
 // three of one integer type quantized per tensor. With ONNX's arithmetic, ONNX Runtime's
 // QLinearAdd on x86 (its AVX2 kernel, docs/int8.md), in float32 with fused multiply-adds, on

@@ -430,6 +430,9 @@ class Parser {
         attrs = a;
         break;
       }
+      case OpKind::QGlobalAvgPool:
+        attrs = quantize_attrs(r);
+        break;
       case OpKind::QAdd: {
         QAddAttrs a;
         a.out = quantize_attrs(r);

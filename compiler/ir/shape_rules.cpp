@@ -27,7 +27,8 @@ Operand operand_kind(OpKind op, size_t i, size_t operands) {
   switch (op) {
     case OpKind::Dequantize:
     case OpKind::QConv2d:
-    case OpKind::QAdd: return Operand::kInteger;
+    case OpKind::QAdd:
+    case OpKind::QGlobalAvgPool: return Operand::kInteger;
     case OpKind::Reshape:
     case OpKind::Flatten:
     case OpKind::Dropout:
@@ -422,6 +423,24 @@ Shape qadd_shape(const Graph& g, const NodeChecker& c, const Node& node, size_t 
   return out;
 }
 
+Shape qglobal_avg_pool_shape(const Graph& g, const NodeChecker& c, const Node& node, size_t operands) {
+  const auto& a = node.attr<QuantizeAttrs>();
+  c.expect_operand_count(operands, 1, 1);
+  c.expect_rank(0, 4, "input");
+  const Shape out{c.shape(0)[0], c.shape(0)[1], 1, 1};
+  check_quantized_output(g, c, node, a, out);
+  if (a.quant.axis != -1) c.error("the output is quantized per channel; qglobal_avg_pool writes one scale");
+  if (a.arithmetic != Arithmetic::kOnnx) c.error("qglobal_avg_pool computes ONNX's arithmetic only");
+  const Tensor& x = c.in(0);
+  if (x.dtype != a.dtype || x.quant->axis != -1)
+    c.error("input '", x.name, "' must be ", dtype_name(a.dtype), " quantized per tensor, as the output, is ",
+            dtype_name(x.dtype), x.quant->axis != -1 ? " per channel" : "");
+  // The sum of the plane's (x - zero point), each at most 255 in magnitude, stays exact in int32
+  // and in the float32 the requantization converts it to.
+  if (c.shape(0)[2] * c.shape(0)[3] > 65793) c.error("averages ", c.shape(0)[2] * c.shape(0)[3], " values; at most 65793");
+  return out;
+}
+
 Shape op_shape(const Graph& g, const NodeChecker& c, const Node& node, size_t operands) {
   switch (node.op) {
     case OpKind::Conv2d: return conv2d_shape(c, operands, node.attr<Conv2dAttrs>());
@@ -487,6 +506,7 @@ Shape op_shape(const Graph& g, const NodeChecker& c, const Node& node, size_t op
       return c.shape(0);
     case OpKind::QConv2d: return qconv2d_shape(g, c, node, operands);
     case OpKind::QAdd: return qadd_shape(g, c, node, operands);
+    case OpKind::QGlobalAvgPool: return qglobal_avg_pool_shape(g, c, node, operands);
   }
   AOTC_CHECK(false, "unhandled op kind");
   return {};
@@ -515,6 +535,7 @@ bool attrs_match_op(const Node& node) {
     case OpKind::Quantize: return std::holds_alternative<QuantizeAttrs>(node.attrs);
     case OpKind::QConv2d: return std::holds_alternative<QConv2dAttrs>(node.attrs);
     case OpKind::QAdd: return std::holds_alternative<QAddAttrs>(node.attrs);
+    case OpKind::QGlobalAvgPool: return std::holds_alternative<QuantizeAttrs>(node.attrs);
     default: return std::holds_alternative<NoAttrs>(node.attrs);
   }
 }
@@ -569,6 +590,7 @@ ElementType infer_element_type(const Graph& g, const Node& node) {
     case OpKind::Quantize: return quantized(node.attr<QuantizeAttrs>());
     case OpKind::QConv2d: return quantized(node.attr<QConv2dAttrs>().out);
     case OpKind::QAdd: return quantized(node.attr<QAddAttrs>().out);
+    case OpKind::QGlobalAvgPool: return quantized(node.attr<QuantizeAttrs>());
     default: break;
   }
   if (operand_kind(node.op, 0, node.op_operand_count()) != Operand::kAny) return {};

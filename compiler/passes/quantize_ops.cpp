@@ -77,6 +77,15 @@ class QuantizeOps {
     }
     if (const Node* op = sole_producer(v, {OpKind::Conv2d, OpKind::Linear})) return rewrite_conv(q, *op, bounds, nodes);
     if (const Node* op = sole_producer(v, {OpKind::Add})) return rewrite_add(q, *op, bounds, nodes);
+    if (const Node* op = sole_producer(v, {OpKind::GlobalAvgPool})) {
+      const std::optional<TensorId> x = dequantized(op->inputs[0]);
+      if (!x) return;
+      if (std::optional<Node> pool = accepted(OpKind::QGlobalAvgPool, out, {*x}, q.outputs[0])) {
+        replace(q, std::move(*pool), nodes);
+        counters_.add("qglobal_avg_pool");
+      }
+      return;
+    }
     if (const Node* op = sole_producer(v, {OpKind::Reshape, OpKind::Flatten, OpKind::Dropout, OpKind::MaxPool2d})) {
       const std::optional<TensorId> x = dequantized(op->inputs[0]);
       if (!x || !same_quantization(*x, out)) return;

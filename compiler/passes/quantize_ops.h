@@ -8,6 +8,8 @@
 //     -> qadd(a, b) (ONNX Runtime's QLinearAdd, or TFLite's ADD with its arithmetic), the relu
 //        or clamp folded into its bounds, where a, b and the output have one integer type and
 //        one shape (and, with ONNX's arithmetic, its kernel is exact: qadd_exact_in_double)
+//   quantize(global_avg_pool(dequantize(x)))  -> qglobal_avg_pool(x) (ONNX's arithmetic, x and
+//     the output of one integer type),
 //   quantize(reshape|flatten|dropout|max_pool2d(dequantize(x)))  -> the op on x itself,
 //   quantize(dequantize(x))                                      -> x,
 // where the quantize's scale and zero point equal x's (these ops commute with a
@@ -20,7 +22,7 @@
 // within one quantization step of the float graph, as in ONNX Runtime. Everything left
 // between a dequantize and a quantize runs in float (a "float island", listed by the
 // report). Runs before fold-constants, which would fold the weights' dequantize nodes.
-// Counters: qconv2d, qlinear, qadd, integer.<op>, quantize_dequantize.
+// Counters: qconv2d, qlinear, qadd, qglobal_avg_pool, integer.<op>, quantize_dequantize.
 #pragma once
 
 #include "passes/pass.h"

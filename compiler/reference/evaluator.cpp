@@ -442,6 +442,21 @@ void qconv2d(const Graph& g, const Node& node, const std::vector<const Value*>& 
   }
 }
 
+// qglobal_avg_pool (graph.h): the exact sum of the zero-point-shifted plane, requantized.
+void qglobal_avg_pool(const Graph& g, const Node& node, const Value& x, Value& out) {
+  const auto& a = node.attr<QuantizeAttrs>();
+  const Quantization& xq = *g.tensor(node.inputs[0]).quant;
+  const int64_t plane = x.shape[2] * x.shape[3];
+  const float m = global_avg_pool_multiplier(xq, a.quant, plane);
+  for (size_t nc = 0; nc < out.data.size(); ++nc) {
+    int64_t acc = 0;
+    for (int64_t i = 0; i < plane; ++i)
+      acc += static_cast<int64_t>(x.data[nc * static_cast<size_t>(plane) + static_cast<size_t>(i)]) - xq.zero_point[0];
+    const auto scaled = static_cast<int64_t>(std::nearbyint(static_cast<float>(acc) * m));  // ties to even
+    out.data[nc] = static_cast<float>(std::clamp(scaled + a.quant.zero_point[0], dtype_min(a.dtype), dtype_max(a.dtype)));
+  }
+}
+
 // qadd (graph.h): ONNX Runtime's QLinearAdd or TFLite's ADD, saturated to the bounds.
 void qadd(const Graph& g, const Node& node, const std::vector<const Value*>& in, Value& out) {
   const auto& a = node.attr<QAddAttrs>();
@@ -510,6 +525,7 @@ void compute_op(const Graph& g, const Node& node, const std::vector<const Value*
     case OpKind::Dequantize: return dequantize(x, *g.tensor(node.inputs[0]).quant, out);
     case OpKind::QConv2d: return qconv2d(g, node, in, operands, out);
     case OpKind::QAdd: return qadd(g, node, in, out);
+    case OpKind::QGlobalAvgPool: return qglobal_avg_pool(g, node, x, out);
   }
   AOTC_CHECK(false, "unhandled op kind");
 }
@@ -544,6 +560,10 @@ void apply_epilogue(const Node& node, const std::vector<const Value*>& in, Value
 float requantization_multiplier(const Quantization& x, const Quantization& w, const Quantization& y, int64_t o) {
   const float accumulator_scale = x.scale[0] * w.scale[w.axis < 0 ? 0 : static_cast<size_t>(o)];
   return accumulator_scale / y.scale[0];
+}
+
+float global_avg_pool_multiplier(const Quantization& x, const Quantization& y, int64_t count) {
+  return x.scale[0] / (y.scale[0] * static_cast<float>(count));
 }
 
 QAddConstants qadd_constants(const Quantization& a, const Quantization& b, const Quantization& y, DType dtype) {

@@ -35,6 +35,10 @@ int64_t quantize_value(float x, DType dtype, float scale, int64_t zero_point, Ar
 // kernels use this one definition.
 float requantization_multiplier(const Quantization& x, const Quantization& w, const Quantization& y, int64_t o);
 
+// qglobal_avg_pool's requantization multiplier (graph.h) for a plane of `count` values, as
+// ONNX Runtime computes it: float32(x_scale / float32(y_scale * float32(count))).
+float global_avg_pool_multiplier(const Quantization& x, const Quantization& y, int64_t count);
+
 // qadd's float32 constants (graph.h, QAddAttrs), as ONNX Runtime's QLinearAdd computes them
 // on x86 (on uint8: int8 values and zero points shifted by `shift` = 128, as its QDQ
 // transformer converts int8 activations): r_a = a_scale / y_scale, r_b = b_scale / y_scale,

@@ -1,4 +1,4 @@
-// The quantized kernels (generators/quantize.h, qconv2d.h, qadd.h), JIT-compiled, bit-exact
+// The quantized kernels (generators/quantize.h, qconv2d.h, qadd.h, qglobal_avg_pool.h), JIT-compiled, bit-exact
 // against the reference evaluator's semantics (docs/int8.md) on random integer values: ties of
 // the rounding, NaN and infinities, saturation, zero points (padding reads the input's), per
 // channel scales, strides, dilations, groups, and the AVX2 and SSE4.1 targets beside the host.
@@ -10,6 +10,7 @@
 
 #include "generators/qadd.h"
 #include "generators/qconv2d.h"
+#include "generators/qglobal_avg_pool.h"
 #include "generators/quantize.h"
 #include "ir/shape_rules.h"
 #include "kernel_test_support.h"
@@ -141,6 +142,35 @@ TEST(QAddKernel, MatchesTheEvaluatorOnEveryPairOfValues) {
           EXPECT_EQ(run_typed(kernel, {a, b}, {shape, shape}, shape, target_named(target)), want)
               << arithmetic_name(arithmetic) << " " << dtype_name(dtype) << (relu ? " relu" : "") << " on " << target;
         }
+      }
+    }
+  }
+}
+
+// qglobal_avg_pool on random integers: int8 and uint8, zero points at and inside the type's
+// edges, planes of 1 to 77 values, channel tails.
+TEST(QGlobalAvgPoolKernel, MatchesTheEvaluatorExactly) {
+  std::mt19937 rng(23);
+  unsigned seed = 0;
+  for (const Shape& shape : {Shape{1, 37, 7, 7}, Shape{2, 5, 3, 11}, Shape{1, 64, 1, 1}, Shape{1, 9, 7, 11}}) {
+    for (const DType dtype : {DType::I8, DType::U8}) {
+      const int64_t lo = dtype_min(dtype);
+      const Quantization xq{{0.037f}, {lo + 11 * (++seed % 20)}, -1}, yq{{0.0213f}, {lo + 255 - 13 * (seed % 17)}, -1};
+      Graph g;
+      const TensorId x = g.add_tensor({.name = "x", .dtype = dtype, .shape = shape, .data = nullptr,
+                                       .quant = std::make_shared<const Quantization>(xq)});
+      g.inputs = {x};
+      g.outputs = {append_node(g, OpKind::QGlobalAvgPool, QuantizeAttrs{dtype, yq}, {x}, "y", "test")};
+      std::uniform_int_distribution<int> values(static_cast<int>(lo), static_cast<int>(lo + 255));
+      Value input{shape, std::vector<float>(static_cast<size_t>(num_elements(shape)))};
+      for (float& v : input.data) v = static_cast<float>(values(rng));
+      const Value want = evaluate(g, {input}).at(0);
+      const gen::QGlobalAvgPoolSpec spec{shape, halide_of(dtype), xq.zero_point[0], yq.zero_point[0],
+                                         global_avg_pool_multiplier(xq, yq, shape[2] * shape[3])};
+      for (const std::string& target : kTargets) {
+        gen::Kernel kernel = gen::qglobal_avg_pool(spec, target_named(target));
+        EXPECT_EQ(run_typed(kernel, {input.data}, {shape}, want.shape, target_named(target)), want.data)
+            << to_string(shape) << " " << dtype_name(dtype) << " on " << target;
       }
     }
   }

@@ -19,7 +19,9 @@ the test is SKIPPED (exit 75), never passed.
 
 Before the models, one operator exhaustively: a QDQ Add (with and without a Relu, uint8 and
 int8) of every pair of quantized values (65,536), which ONNX Runtime fuses into its
-QLinearAdd, against aotc's qadd: equal on every pair (0 steps; docs/int8.md).
+QLinearAdd, against aotc's qadd: equal on every pair (0 steps; docs/int8.md); and a QDQ
+GlobalAveragePool (uint8, int8, a saturating output scale) of random planes, fused into its
+QLinearGlobalAveragePool, against aotc's qglobal_avg_pool: equal on every channel.
 """
 import argparse
 import importlib.machinery
@@ -209,6 +211,65 @@ def check_qadd(args, modules):
             sys.exit(f"add case {k}: aotc's qadd differs from ONNX Runtime's QLinearAdd")
 
 
+def qdq_pool_model(path, dtype, x, y, shape):
+    """X -> quantize with `x` (scale, zero point), dequantize, GlobalAveragePool, quantize with
+    `y`, dequantize: the QDQ form of a QLinearGlobalAveragePool."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    integer = np.uint8 if dtype == "u8" else np.int8
+    inits = []
+    for name, (scale, zero) in (("x", x), ("y", y)):
+        inits += [numpy_helper.from_array(np.array(scale, np.float32), f"{name}_scale"),
+                  numpy_helper.from_array(np.array(zero, integer), f"{name}_zero")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "x_scale", "x_zero"], ["x_q"]),
+             helper.make_node("DequantizeLinear", ["x_q", "x_scale", "x_zero"], ["x_r"]),
+             helper.make_node("GlobalAveragePool", ["x_r"], ["pooled"]),
+             helper.make_node("QuantizeLinear", ["pooled", "y_scale", "y_zero"], ["y_q"]),
+             helper.make_node("DequantizeLinear", ["y_q", "y_scale", "y_zero"], ["y"])]
+    graph = helper.make_graph(nodes, "qpool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape[:2] + [1, 1])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+
+
+def check_qglobal_avg_pool(args, modules):
+    """Random integer planes through a QDQ GlobalAveragePool: aotc's qglobal_avg_pool equals ONNX
+    Runtime's QLinearGlobalAveragePool on every channel."""
+    work = args.workdir / "qpool"
+    work.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(args.seed)
+    cases = [("u8", (0.0371, 3), (0.0219, 140), [1, 4096, 7, 7]),
+             ("i8", (0.051, -93), (0.0274, 11), [1, 4096, 7, 7]),
+             ("u8", (0.02, 128), (0.003, 128), [1, 2048, 3, 5]),  # an output scale that saturates
+             ("i8", (0.02, 0), (0.02, 0), [1, 4096, 1, 2])]  # means of two: ties (to even) on every odd sum
+    for k, (dtype, x, y, shape) in enumerate(cases):
+        path = work / f"pool{k}.onnx"
+        qdq_pool_model(path, dtype, x, y, shape)
+        lo = 0 if dtype == "u8" else -128
+        integers = rng.integers(lo, lo + 256, size=shape)
+        # Planes of every mean: each channel's values drawn around its own centre.
+        centres = rng.integers(lo, lo + 256, size=(1, shape[1], 1, 1))
+        integers = np.clip((integers + centres * 3) // 4, lo, lo + 255)
+        ((integers - x[1]) * np.float32(x[0])).astype(np.float32).tofile(work / f"x{k}.bin")
+        stats = run([args.aotc, path, "--emit=lib", "--name", "q", "-o", work / f"lib{k}", "--stats"]).stderr
+        if "qglobal_avg_pool=1" not in stats:
+            sys.exit(f"pool case {k}: quantize-ops made no qglobal_avg_pool:\n{stats}")
+        runner = work / f"run{k}"
+        run(["cc", "-std=c11", "-O1", "-DAOTC_MODEL=q", "-I", work / f"lib{k}", HARNESS, work / f"lib{k}" / "libq.a",
+             "-lm", "-lpthread", "-o", runner])
+        run([runner, work / f"y{k}.bin", work / f"x{k}.bin"])
+        ort = subprocess.run(["node", HERE / "ort_run.js", path, ",".join(map(str, shape)), work / f"x{k}.bin"],
+                             capture_output=True, text=True, env={**os.environ, "NODE_PATH": str(modules)})
+        if ort.returncode != 0:
+            sys.exit(f"pool case {k}: ONNX Runtime failed: {ort.stderr[-1000:]}")
+        ours = np.fromfile(work / f"y{k}.bin", np.float32)
+        theirs = np.fromfile(str(work / f"x{k}.bin") + ".ort", np.float32)
+        steps = np.rint(np.abs(ours - theirs) / np.float32(y[0]))
+        print(f"pool case {k} ({dtype}, {shape}): {int(np.count_nonzero(steps))} of {steps.size} channels differ from "
+              f"ONNX Runtime's QLinearGlobalAveragePool (max {int(steps.max())} steps)")
+        if steps.max() != 0:
+            sys.exit(f"pool case {k}: aotc's qglobal_avg_pool differs from ONNX Runtime's QLinearGlobalAveragePool")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--aotc", required=True, type=Path)
@@ -221,6 +282,7 @@ def main():
     args = parser.parse_args()
     modules = onnxruntime(args.node_modules)
     check_qadd(args, modules)
+    check_qglobal_avg_pool(args, modules)
     for name in filter(None, args.models.split(",")):
         check(name, args, modules)
 

@@ -635,6 +635,15 @@ class Generator:
         attrs = f"{{dtype={t.dtype}, {quant[1:-1]}, min={bounds[0]}, max={bounds[1]}}}"
         return self.emit("qadd", [x, y], t.shape, attrs, dtype=t.dtype, quant=quant)
 
+    def op_qglobal_avg_pool(self):
+        x = self.pick(lambda s: len(s) == 4, integer=True, tensor=lambda t: "axis" not in t.quant)
+        if x is None:
+            return None
+        t = self.g.tensors[x]
+        quant = self.quantization(t.dtype)
+        return self.emit("qglobal_avg_pool", [x], t.shape[:2] + [1, 1], f"{{dtype={t.dtype}, {quant[1:]}",
+                         dtype=t.dtype, quant=quant)
+
     def op_qpool(self):
         x = self.pick(lambda s: len(s) == 4 and s[2] >= 2 and s[3] >= 2, integer=True)
         if x is None:
@@ -661,7 +670,7 @@ class Generator:
         "op_conv2d": 6, "op_winograd_conv2d": 4, "op_conv_transpose2d": 2, "op_batch_norm": 2, "op_affine": 1, "op_unary": 4,
         "op_prelu": 1, "op_binary": 3, "op_pool": 3, "op_linear": 1, "op_flatten": 1, "op_reshape": 1,
         "op_concat": 3, "op_softmax": 1, "op_pad": 2, "op_transpose": 2, "op_resize": 2, "op_depth_to_space": 1,
-        "op_quantize": 4, "op_dequantize": 3, "op_qconv2d": 8, "op_qadd": 6, "op_qpool": 2, "op_qflatten": 1,
+        "op_quantize": 4, "op_dequantize": 3, "op_qconv2d": 8, "op_qadd": 6, "op_qglobal_avg_pool": 2, "op_qpool": 2, "op_qflatten": 1,
     }
 
     # -- the graph --

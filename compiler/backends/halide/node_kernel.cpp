@@ -8,6 +8,7 @@
 #include "generators/pad.h"
 #include "generators/pool2d.h"
 #include "generators/qadd.h"
+#include "generators/qglobal_avg_pool.h"
 #include "generators/qconv2d.h"
 #include "generators/quantize.h"
 #include "generators/resize.h"
@@ -306,6 +307,15 @@ NodeKernel node_kernel(const Graph& g, const Node& node) {
       return b.finish([spec](const Halide::Target& t) { return gen::quantize(spec, t); }, 2 * out_elements);
     }
     case OpKind::QConv2d: return qconv2d_kernel(g, node, qconv2d_spec(g, node), b);
+    case OpKind::QGlobalAvgPool: {
+      const auto& a = node.attr<QuantizeAttrs>();
+      const Tensor& x = g.tensor(node.inputs[0]);
+      const gen::QGlobalAvgPoolSpec spec{x.shape, halide_type(x.dtype), x.quant->zero_point[0], a.quant.zero_point[0],
+                                         global_avg_pool_multiplier(*x.quant, a.quant, x.shape[2] * x.shape[3])};
+      b.tensor(node.inputs[0]);
+      return b.finish([spec](const Halide::Target& t) { return gen::qglobal_avg_pool(spec, t); },
+                      static_cast<double>(num_elements(x.shape)));
+    }
     case OpKind::QAdd: {
       const auto& a = node.attr<QAddAttrs>();
       const Quantization& aq = *g.tensor(node.inputs[0]).quant;
