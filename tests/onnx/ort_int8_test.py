@@ -275,7 +275,7 @@ def main():
     parser.add_argument("--aotc", required=True, type=Path)
     parser.add_argument("--workdir", required=True, type=Path)
     parser.add_argument("--node-modules", required=True, type=Path, help="where onnxruntime-node is (or goes)")
-    parser.add_argument("--models", default="resnet18,resnet50")
+    parser.add_argument("--models", default="resnet18,resnet50,mobilenet_v2")
     parser.add_argument("--size", type=int, default=112)
     parser.add_argument("--inputs", type=int, default=50)
     parser.add_argument("--seed", type=int, default=20261128)
