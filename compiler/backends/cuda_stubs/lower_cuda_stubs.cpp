@@ -685,7 +685,9 @@ void Emitter::emit_node(const Node& node) {
     case OpKind::BatchNorm: break;  // refused above
     case OpKind::Quantize:
     case OpKind::Dequantize:
-    case OpKind::QConv2d: break;  // refused by require_float_graph
+    case OpKind::QConv2d:
+    case OpKind::QAdd:
+    case OpKind::QGlobalAvgPool: break;  // refused by require_float_graph
   }
   unsupported(node, "have no implementation of it");
 }

@@ -545,7 +545,9 @@ class ModelReader {
         case OpKind::Max:
         case OpKind::Min:
         case OpKind::Div:
-        case OpKind::QConv2d: break;
+        case OpKind::QConv2d:
+        case OpKind::QAdd:
+        case OpKind::QGlobalAvgPool: break;
       }
       AOTC_CHECK(false, "no options mapping for ", op_name(node_.op));
       return NoAttrs{};
