@@ -108,9 +108,8 @@ std::vector<float> dequantize_int8(const tfl::Tensor& t, const flatbuffers::Vect
     fail(ExitCode::kUnsupported, what, ": DEQUANTIZE of an int8 constant without a scale");
   const Shape shape = declared_shape(t);
   const size_t channels = q->scale()->size();
-  const auto zero_point = [&](size_t c) -> int64_t {
-    return q->zero_point() && c < q->zero_point()->size() ? q->zero_point()->Get(static_cast<uoffset_t>(c)) : 0;
-  };
+  const std::vector<int64_t> zeros = zero_points(*q);
+  const auto zero_point = [&](size_t c) -> int64_t { return c < zeros.size() ? zeros[c] : 0; };
   // Elements per step of the quantized dimension (1 channel: the whole tensor).
   int64_t inner = 1;
   const int axis = q->quantized_dimension();
@@ -126,6 +125,15 @@ std::vector<float> dequantize_int8(const tfl::Tensor& t, const flatbuffers::Vect
     const int64_t value = t.type() == TensorType::INT8 ? static_cast<int8_t>(bytes[static_cast<uoffset_t>(i)])
                                                         : bytes[static_cast<uoffset_t>(i)];
     out[i] = q->scale()->Get(static_cast<uoffset_t>(c)) * static_cast<float>(value - zero_point(c));
+  }
+  return out;
+}
+
+std::vector<int64_t> zero_points(const tfl::QuantizationParameters& q) {
+  std::vector<int64_t> out;
+  if (const auto* v = q.zero_point()) {
+    const auto* bytes = reinterpret_cast<const uint8_t*>(v->Data());
+    for (uoffset_t i = 0; i < v->size(); ++i) out.push_back(load<int64_t>(bytes + size_t{i} * sizeof(int64_t)));
   }
   return out;
 }

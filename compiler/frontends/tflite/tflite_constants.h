@@ -29,6 +29,10 @@ std::vector<float> decode_float(const tfl::Tensor& t, const flatbuffers::Vector<
 std::vector<float> dequantize_int8(const tfl::Tensor& t, const flatbuffers::Vector<uint8_t>& bytes,
                                    const std::string& what);
 
+// A quantization's zero points (empty if it has none). The FlatBuffers verifier aligns a
+// vector's length, not its 8-byte elements: they are copied out, not read in place.
+std::vector<int64_t> zero_points(const tfl::QuantizationParameters& q);
+
 // The values of an int8 / uint8 / int32 / int64 constant.
 std::vector<int64_t> decode_integers(const tfl::Tensor& t, const flatbuffers::Vector<uint8_t>& bytes,
                                      const std::string& what);

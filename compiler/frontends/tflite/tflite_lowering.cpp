@@ -786,10 +786,10 @@ class Lowering {
       invalid(what(t), " has type ", tfl::EnumNameTensorType(tensor(t).type()), " but no quantization scale");
     Quantization out;
     out.scale.assign(q->scale()->begin(), q->scale()->end());
-    if (q->zero_point() && q->zero_point()->size() != 0) {
-      if (q->zero_point()->size() != out.scale.size())
-        invalid(what(t), " has ", out.scale.size(), " quantization scales but ", q->zero_point()->size(), " zero points");
-      out.zero_point.assign(q->zero_point()->begin(), q->zero_point()->end());
+    out.zero_point = zero_points(*q);
+    if (!out.zero_point.empty()) {
+      if (out.zero_point.size() != out.scale.size())
+        invalid(what(t), " has ", out.scale.size(), " quantization scales but ", out.zero_point.size(), " zero points");
     } else {
       out.zero_point.assign(out.scale.size(), 0);
     }
