@@ -134,7 +134,8 @@ enum class OpClass : uint8_t {
   X(Dequantize, "dequantize", kOther)                              \
   X(QConv2d, "qconv2d", kOther)                                    \
   X(QAdd, "qadd", kOther)                                          \
-  X(QGlobalAvgPool, "qglobal_avg_pool", kOther)
+  X(QGlobalAvgPool, "qglobal_avg_pool", kOther)                    \
+  X(QLookup, "qlookup", kOther)
 
 enum class OpKind : uint8_t {
 #define AOTC_X(e, s, c) e,
@@ -310,6 +311,16 @@ struct QConv2dAttrs {
 //   acc = sum over the plane of (x - x_zero_point), exactly in int32
 //   y = saturate(round_half_to_even(float(acc) * m) + y_zero_point),
 //   m = float32(x_scale / float32(y_scale * float32(H * W)))
+// qlookup(x) -> `out.dtype` quantized by `out.quant`: y = table[x - min(x's dtype)], x an
+// 8-bit integer tensor quantized per tensor, the table's 256 values in out.dtype. quantize-ops
+// makes it of quantize(f(dequantize(x))) for a chain f of elementwise float ops (sigmoid,
+// hardswish, tanh...), each entry what the reference evaluator computes for that input.
+struct QLookupAttrs {
+  QuantizeAttrs out;
+  std::vector<int64_t> table;
+  bool operator==(const QLookupAttrs&) const = default;
+};
+
 // qadd(a, b) -> `out.dtype` quantized by `out.quant`: the sum of two tensors of one shape, all
 // three of one integer type quantized per tensor. With ONNX's arithmetic, ONNX Runtime's
 // QLinearAdd on x86 (its AVX2 kernel, docs/int8.md), in float32 with fused multiply-adds, on
@@ -330,7 +341,7 @@ struct QAddAttrs {
 using Attrs = std::variant<NoAttrs, Conv2dAttrs, BatchNormAttrs, ClampAttrs, Pool2dAttrs,
                            AdaptiveAvgPool2dAttrs, FlattenAttrs, ReshapeAttrs, AxisAttrs, PadAttrs,
                            TransposeAttrs, ResizeAttrs, ConvTranspose2dAttrs, DepthToSpaceAttrs, EluAttrs,
-                           QuantizeAttrs, QConv2dAttrs, QAddAttrs>;
+                           QuantizeAttrs, QConv2dAttrs, QAddAttrs, QLookupAttrs>;
 
 // ---- Fused epilogues ---------------------------------------------------------
 // Elementwise work fused into the node that produces a value, applied in order

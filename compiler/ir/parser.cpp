@@ -433,6 +433,13 @@ class Parser {
       case OpKind::QGlobalAvgPool:
         attrs = quantize_attrs(r);
         break;
+      case OpKind::QLookup: {
+        QLookupAttrs a;
+        a.out = quantize_attrs(r);
+        a.table = r.int_list("table");
+        attrs = a;
+        break;
+      }
       case OpKind::QAdd: {
         QAddAttrs a;
         a.out = quantize_attrs(r);

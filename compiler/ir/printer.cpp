@@ -107,6 +107,10 @@ std::string print_attrs(const Attrs& attrs) {
              scales_and_zero_points(a.quant) +
              (a.arithmetic == Arithmetic::kOnnx ? "" : ", arithmetic=" + std::string(arithmetic_name(a.arithmetic))) + "}";
     }
+    std::string operator()(const QLookupAttrs& a) const {
+      const std::string out = (*this)(a.out);
+      return out.substr(0, out.size() - 1) + ", table=" + list(a.table) + "}";
+    }
     std::string operator()(const QAddAttrs& a) const {
       const std::string out = (*this)(a.out);
       return out.substr(0, out.size() - 1) + ", min=" + std::to_string(a.min) + ", max=" + std::to_string(a.max) + "}";

@@ -28,7 +28,8 @@ Operand operand_kind(OpKind op, size_t i, size_t operands) {
     case OpKind::Dequantize:
     case OpKind::QConv2d:
     case OpKind::QAdd:
-    case OpKind::QGlobalAvgPool: return Operand::kInteger;
+    case OpKind::QGlobalAvgPool:
+    case OpKind::QLookup: return Operand::kInteger;
     case OpKind::Reshape:
     case OpKind::Flatten:
     case OpKind::Dropout:
@@ -441,6 +442,23 @@ Shape qglobal_avg_pool_shape(const Graph& g, const NodeChecker& c, const Node& n
   return out;
 }
 
+Shape qlookup_shape(const Graph& g, const NodeChecker& c, const Node& node, size_t operands) {
+  const auto& a = node.attr<QLookupAttrs>();
+  c.expect_operand_count(operands, 1, 1);
+  const Shape& out = c.shape(0);
+  check_quantized_output(g, c, node, a.out, out);
+  if (a.out.quant.axis != -1) c.error("the output is quantized per channel; qlookup writes one scale");
+  const Tensor& x = c.in(0);
+  if (x.dtype == DType::I32 || x.quant->axis != -1)
+    c.error("input '", x.name, "' must be i8 or u8 quantized per tensor, is ", dtype_name(x.dtype),
+            x.quant->axis != -1 ? " per channel" : "");
+  if (a.table.size() != 256) c.error("the table has ", a.table.size(), " entries, not 256");
+  for (const int64_t v : a.table)
+    if (v < dtype_min(a.out.dtype) || v > dtype_max(a.out.dtype))
+      c.error("the table holds ", v, ", outside ", dtype_name(a.out.dtype));
+  return out;
+}
+
 Shape op_shape(const Graph& g, const NodeChecker& c, const Node& node, size_t operands) {
   switch (node.op) {
     case OpKind::Conv2d: return conv2d_shape(c, operands, node.attr<Conv2dAttrs>());
@@ -507,6 +525,7 @@ Shape op_shape(const Graph& g, const NodeChecker& c, const Node& node, size_t op
     case OpKind::QConv2d: return qconv2d_shape(g, c, node, operands);
     case OpKind::QAdd: return qadd_shape(g, c, node, operands);
     case OpKind::QGlobalAvgPool: return qglobal_avg_pool_shape(g, c, node, operands);
+    case OpKind::QLookup: return qlookup_shape(g, c, node, operands);
   }
   AOTC_CHECK(false, "unhandled op kind");
   return {};
@@ -536,6 +555,7 @@ bool attrs_match_op(const Node& node) {
     case OpKind::QConv2d: return std::holds_alternative<QConv2dAttrs>(node.attrs);
     case OpKind::QAdd: return std::holds_alternative<QAddAttrs>(node.attrs);
     case OpKind::QGlobalAvgPool: return std::holds_alternative<QuantizeAttrs>(node.attrs);
+    case OpKind::QLookup: return std::holds_alternative<QLookupAttrs>(node.attrs);
     default: return std::holds_alternative<NoAttrs>(node.attrs);
   }
 }
@@ -591,6 +611,7 @@ ElementType infer_element_type(const Graph& g, const Node& node) {
     case OpKind::QConv2d: return quantized(node.attr<QConv2dAttrs>().out);
     case OpKind::QAdd: return quantized(node.attr<QAddAttrs>().out);
     case OpKind::QGlobalAvgPool: return quantized(node.attr<QuantizeAttrs>());
+    case OpKind::QLookup: return quantized(node.attr<QLookupAttrs>().out);
     default: break;
   }
   if (operand_kind(node.op, 0, node.op_operand_count()) != Operand::kAny) return {};

@@ -59,9 +59,17 @@ class QuantizeOps {
     nodes.push_back(std::move(node));
   }
 
+  // The patterns of integer ops with kernels of their own; what none of them takes, a lookup
+  // table where it can.
   void rewrite(const Node& q, std::vector<Node>& nodes) {
+    if (q.attr<QuantizeAttrs>().quant.axis != -1) return;
+    const size_t appended = nodes.size(), forwarded = forwards_.size();
+    rewrite_ops(q, nodes);
+    if (nodes.size() == appended && forwards_.size() == forwarded) rewrite_lookup(q, nodes);
+  }
+
+  void rewrite_ops(const Node& q, std::vector<Node>& nodes) {
     const auto& out = q.attr<QuantizeAttrs>();
-    if (out.quant.axis != -1) return;
     QConv2dAttrs bounds;
     bounds.out = out;
     bounds.min = dtype_min(out.dtype);
@@ -192,6 +200,48 @@ class QuantizeOps {
       return;
     replace(q, std::move(*add), nodes);
     counters_.add("qadd");
+  }
+
+  // The bare one-operand elementwise node (relu, sigmoid, hardswish...) defining `id`, read once.
+  const Node* sole_unary_producer(TensorId id) const {
+    const int n = def_[static_cast<size_t>(id)];
+    if (n < 0 || uses_[static_cast<size_t>(id)] != 1 || is_graph_output(g_, id)) return nullptr;
+    const Node& p = g_.nodes[static_cast<size_t>(n)];
+    const bool unary = op_class(p.op) == OpClass::kElementwise && p.op_operand_count() == 1 && p.inputs.size() == 1;
+    return unary && p.epilogue.empty() ? &p : nullptr;
+  }
+
+  // quantize(f(dequantize(x))) for a chain f of one-operand elementwise float ops (or none: a
+  // requantization), x 8-bit per tensor -> qlookup(x), its table the reference evaluator's
+  // result of the same nodes for each of x's 256 values: the float island's values, exactly.
+  void rewrite_lookup(const Node& q, std::vector<Node>& nodes) {
+    std::vector<const Node*> chain;
+    TensorId v = q.inputs[0];
+    while (const Node* op = sole_unary_producer(v)) {
+      chain.push_back(op);
+      v = op->inputs[0];
+    }
+    const std::optional<TensorId> x = dequantized(v);
+    if (!x || g_.tensor(*x).dtype == DType::I32 || g_.tensor(*x).quant->axis != -1) return;
+    Graph every_value;
+    Tensor input = g_.tensor(*x);
+    input.data = nullptr;
+    input.shape = {256};
+    TensorId t = every_value.add_tensor(std::move(input));
+    every_value.inputs = {t};
+    t = append_node(every_value, OpKind::Dequantize, NoAttrs{}, {t}, "dequantized", q.name);
+    for (auto op = chain.rbegin(); op != chain.rend(); ++op)
+      t = append_node(every_value, (*op)->op, (*op)->attrs, {t}, (*op)->name, q.name);
+    every_value.outputs = {append_node(every_value, OpKind::Quantize, q.attrs, {t}, q.name, q.name)};
+    Value values{{256}, {}};
+    for (int64_t i = 0; i < 256; ++i) values.data.push_back(static_cast<float>(dtype_min(g_.tensor(*x).dtype) + i));
+    QLookupAttrs lookup{q.attr<QuantizeAttrs>(), {}};
+    const std::vector<Value> table = evaluate(every_value, {values});
+    for (const float entry : table.at(0).data) lookup.table.push_back(static_cast<int64_t>(entry));
+    if (std::optional<Node> node = accepted(OpKind::QLookup, lookup, {*x}, q.outputs[0])) {
+      replace(q, std::move(*node), nodes);
+      counters_.add("qlookup");
+    }
   }
 
   // A new tensor of `id`'s element type and `shape`, with its data if `constant`.

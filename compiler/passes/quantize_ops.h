@@ -13,7 +13,9 @@
 //   quantize(reshape|flatten|dropout|max_pool2d(dequantize(x)))  -> the op on x itself,
 //   quantize(dequantize(x))                                      -> x,
 // where the quantize's scale and zero point equal x's (these ops commute with a
-// dequantization of unchanged parameters: exact).
+// dequantization of unchanged parameters: exact); and, where none of these applies,
+//   quantize(f(dequantize(x))), f a chain of one-operand elementwise float ops or none
+//     -> qlookup(x), a 256-entry table the reference evaluator computes from those nodes.
 //
 // Needs x quantized per tensor, w an integer constant (per tensor or per output channel)
 // and b an i32 constant whose scale is x_scale * w_scale (docs/int8.md); the intermediate
@@ -22,7 +24,7 @@
 // within one quantization step of the float graph, as in ONNX Runtime. Everything left
 // between a dequantize and a quantize runs in float (a "float island", listed by the
 // report). Runs before fold-constants, which would fold the weights' dequantize nodes.
-// Counters: qconv2d, qlinear, qadd, qglobal_avg_pool, integer.<op>, quantize_dequantize.
+// Counters: qconv2d, qlinear, qadd, qglobal_avg_pool, qlookup, integer.<op>, quantize_dequantize.
 #pragma once
 
 #include "passes/pass.h"

@@ -526,6 +526,13 @@ void compute_op(const Graph& g, const Node& node, const std::vector<const Value*
     case OpKind::QConv2d: return qconv2d(g, node, in, operands, out);
     case OpKind::QAdd: return qadd(g, node, in, out);
     case OpKind::QGlobalAvgPool: return qglobal_avg_pool(g, node, x, out);
+    case OpKind::QLookup: {
+      const auto& a = node.attr<QLookupAttrs>();
+      const int64_t lowest = dtype_min(g.tensor(node.inputs[0]).dtype);
+      for (size_t i = 0; i < out.data.size(); ++i)
+        out.data[i] = static_cast<float>(a.table[static_cast<size_t>(static_cast<int64_t>(x.data[i]) - lowest)]);
+      return;
+    }
   }
   AOTC_CHECK(false, "unhandled op kind");
 }

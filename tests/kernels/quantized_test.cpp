@@ -1,4 +1,4 @@
-// The quantized kernels (generators/quantize.h, qconv2d.h, qadd.h, qglobal_avg_pool.h), JIT-compiled, bit-exact
+// The quantized kernels (generators/quantize.h, qconv2d.h, qadd.h, qglobal_avg_pool.h, qlookup.h), JIT-compiled, bit-exact
 // against the reference evaluator's semantics (docs/int8.md) on random integer values: ties of
 // the rounding, NaN and infinities, saturation, zero points (padding reads the input's), per
 // channel scales, strides, dilations, groups, and the AVX2 and SSE4.1 targets beside the host.
@@ -11,6 +11,7 @@
 #include "generators/qadd.h"
 #include "generators/qconv2d.h"
 #include "generators/qglobal_avg_pool.h"
+#include "generators/qlookup.h"
 #include "generators/quantize.h"
 #include "ir/shape_rules.h"
 #include "kernel_test_support.h"
@@ -171,6 +172,28 @@ TEST(QGlobalAvgPoolKernel, MatchesTheEvaluatorExactly) {
         gen::Kernel kernel = gen::qglobal_avg_pool(spec, target_named(target));
         EXPECT_EQ(run_typed(kernel, {input.data}, {shape}, want.shape, target_named(target)), want.data)
             << to_string(shape) << " " << dtype_name(dtype) << " on " << target;
+      }
+    }
+  }
+}
+
+// qlookup on every value of its input type, into both output types.
+TEST(QLookupKernel, ReadsTheTableAtEveryValue) {
+  for (const DType in : {DType::I8, DType::U8}) {
+    for (const DType out : {DType::I8, DType::U8}) {
+      std::vector<int64_t> table;
+      for (int64_t i = 0; i < 256; ++i) table.push_back(dtype_min(out) + (i * 37 + 11) % 256);
+      std::vector<float> x, want;
+      for (int64_t i = 0; i < 256; ++i) {
+        x.push_back(static_cast<float>(dtype_min(in) + (i * 101) % 256));
+        want.push_back(static_cast<float>(table[static_cast<size_t>((i * 101) % 256)]));
+      }
+      const Shape shape{2, 128};
+      const gen::QLookupSpec spec{shape, halide_of(in), halide_of(out), table};
+      for (const std::string& target : kTargets) {
+        gen::Kernel kernel = gen::qlookup(spec, target_named(target));
+        EXPECT_EQ(run_typed(kernel, {x}, {shape}, shape, target_named(target)), want)
+            << dtype_name(in) << " -> " << dtype_name(out) << " on " << target;
       }
     }
   }

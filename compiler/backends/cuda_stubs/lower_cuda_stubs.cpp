@@ -687,7 +687,8 @@ void Emitter::emit_node(const Node& node) {
     case OpKind::Dequantize:
     case OpKind::QConv2d:
     case OpKind::QAdd:
-    case OpKind::QGlobalAvgPool: break;  // refused by require_float_graph
+    case OpKind::QGlobalAvgPool:
+    case OpKind::QLookup: break;  // refused by require_float_graph
   }
   unsupported(node, "have no implementation of it");
 }

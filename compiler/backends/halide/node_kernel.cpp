@@ -9,6 +9,7 @@
 #include "generators/pool2d.h"
 #include "generators/qadd.h"
 #include "generators/qglobal_avg_pool.h"
+#include "generators/qlookup.h"
 #include "generators/qconv2d.h"
 #include "generators/quantize.h"
 #include "generators/resize.h"
@@ -315,6 +316,13 @@ NodeKernel node_kernel(const Graph& g, const Node& node) {
       b.tensor(node.inputs[0]);
       return b.finish([spec](const Halide::Target& t) { return gen::qglobal_avg_pool(spec, t); },
                       static_cast<double>(num_elements(x.shape)));
+    }
+    case OpKind::QLookup: {
+      const auto& a = node.attr<QLookupAttrs>();
+      const gen::QLookupSpec spec{out_shape, halide_type(g.tensor(node.inputs[0]).dtype), halide_type(a.out.dtype),
+                                  a.table};
+      b.tensor(node.inputs[0]);
+      return b.finish([spec](const Halide::Target& t) { return gen::qlookup(spec, t); }, out_elements);
     }
     case OpKind::QAdd: {
       const auto& a = node.attr<QAddAttrs>();

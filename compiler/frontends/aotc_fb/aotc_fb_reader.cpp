@@ -547,7 +547,8 @@ class ModelReader {
         case OpKind::Div:
         case OpKind::QConv2d:
         case OpKind::QAdd:
-        case OpKind::QGlobalAvgPool: break;
+        case OpKind::QGlobalAvgPool:
+        case OpKind::QLookup: break;
       }
       AOTC_CHECK(false, "no options mapping for ", op_name(node_.op));
       return NoAttrs{};
