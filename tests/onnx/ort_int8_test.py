@@ -173,6 +173,26 @@ def qdq_add_model(path, dtype, a, b, y, relu):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
 
 
+def steps_from_onnxruntime(args, modules, path, shape, k, what, step, counter):
+    """Compiles `path` (its quantize-ops must report `counter`=1), runs the library and ONNX Runtime
+    on work/x{k}.bin, and returns |aotc - ONNX Runtime| in output steps of `step`."""
+    work = path.parent
+    stats = run([args.aotc, path, "--emit=lib", "--name", "q", "-o", work / f"lib{k}", "--stats"]).stderr
+    if f"{counter}=1" not in stats:
+        sys.exit(f"{what} case {k}: quantize-ops made no {counter}:\n{stats}")
+    runner = work / f"run{k}"
+    run(["cc", "-std=c11", "-O1", "-DAOTC_MODEL=q", "-I", work / f"lib{k}", HARNESS, work / f"lib{k}" / "libq.a",
+         "-lm", "-lpthread", "-o", runner])
+    run([runner, work / f"y{k}.bin", work / f"x{k}.bin"])
+    ort = subprocess.run(["node", HERE / "ort_run.js", path, ",".join(map(str, shape)), work / f"x{k}.bin"],
+                         capture_output=True, text=True, env={**os.environ, "NODE_PATH": str(modules)})
+    if ort.returncode != 0:
+        sys.exit(f"{what} case {k}: ONNX Runtime failed: {ort.stderr[-1000:]}")
+    ours = np.fromfile(work / f"y{k}.bin", np.float32)
+    theirs = np.fromfile(str(work / f"x{k}.bin") + ".ort", np.float32)
+    return np.rint(np.abs(ours - theirs) / np.float32(step))
+
+
 def check_qadd(args, modules):
     """Every pair of integers through a QDQ Add: aotc's qadd equals ONNX Runtime's QLinearAdd."""
     work = args.workdir / "qadd"
@@ -191,20 +211,7 @@ def check_qadd(args, modules):
         x[0, 0] = ((values - a[1]) * np.float32(a[0]))[:, None]
         x[0, 1] = ((values - b[1]) * np.float32(b[0]))[None, :]
         x.tofile(work / f"x{k}.bin")
-        stats = run([args.aotc, path, "--emit=lib", "--name", "q", "-o", work / f"lib{k}", "--stats"]).stderr
-        if "qadd=1" not in stats:
-            sys.exit(f"add case {k}: quantize-ops made no qadd:\n{stats}")
-        runner = work / f"run{k}"
-        run(["cc", "-std=c11", "-O1", "-DAOTC_MODEL=q", "-I", work / f"lib{k}", HARNESS, work / f"lib{k}" / "libq.a",
-             "-lm", "-lpthread", "-o", runner])
-        run([runner, work / f"y{k}.bin", work / f"x{k}.bin"])
-        ort = subprocess.run(["node", HERE / "ort_run.js", path, "1,2,256,256", work / f"x{k}.bin"],
-                             capture_output=True, text=True, env={**os.environ, "NODE_PATH": str(modules)})
-        if ort.returncode != 0:
-            sys.exit(f"add case {k}: ONNX Runtime failed: {ort.stderr[-1000:]}")
-        ours = np.fromfile(work / f"y{k}.bin", np.float32)
-        theirs = np.fromfile(str(work / f"x{k}.bin") + ".ort", np.float32)
-        steps = np.rint(np.abs(ours - theirs) / np.float32(y[0]))
+        steps = steps_from_onnxruntime(args, modules, path, [1, 2, 256, 256], k, "add", y[0], "qadd")
         print(f"add case {k} ({dtype}{', relu' if relu else ''}): {int(np.count_nonzero(steps))} of {steps.size} "
               f"pairs differ from ONNX Runtime's QLinearAdd (max {int(steps.max())} steps)")
         if steps.max() != 0:
@@ -250,20 +257,7 @@ def check_qglobal_avg_pool(args, modules):
         centres = rng.integers(lo, lo + 256, size=(1, shape[1], 1, 1))
         integers = np.clip((integers + centres * 3) // 4, lo, lo + 255)
         ((integers - x[1]) * np.float32(x[0])).astype(np.float32).tofile(work / f"x{k}.bin")
-        stats = run([args.aotc, path, "--emit=lib", "--name", "q", "-o", work / f"lib{k}", "--stats"]).stderr
-        if "qglobal_avg_pool=1" not in stats:
-            sys.exit(f"pool case {k}: quantize-ops made no qglobal_avg_pool:\n{stats}")
-        runner = work / f"run{k}"
-        run(["cc", "-std=c11", "-O1", "-DAOTC_MODEL=q", "-I", work / f"lib{k}", HARNESS, work / f"lib{k}" / "libq.a",
-             "-lm", "-lpthread", "-o", runner])
-        run([runner, work / f"y{k}.bin", work / f"x{k}.bin"])
-        ort = subprocess.run(["node", HERE / "ort_run.js", path, ",".join(map(str, shape)), work / f"x{k}.bin"],
-                             capture_output=True, text=True, env={**os.environ, "NODE_PATH": str(modules)})
-        if ort.returncode != 0:
-            sys.exit(f"pool case {k}: ONNX Runtime failed: {ort.stderr[-1000:]}")
-        ours = np.fromfile(work / f"y{k}.bin", np.float32)
-        theirs = np.fromfile(str(work / f"x{k}.bin") + ".ort", np.float32)
-        steps = np.rint(np.abs(ours - theirs) / np.float32(y[0]))
+        steps = steps_from_onnxruntime(args, modules, path, shape, k, "pool", y[0], "qglobal_avg_pool")
         print(f"pool case {k} ({dtype}, {shape}): {int(np.count_nonzero(steps))} of {steps.size} channels differ from "
               f"ONNX Runtime's QLinearGlobalAveragePool (max {int(steps.max())} steps)")
         if steps.max() != 0:
