@@ -462,11 +462,12 @@ void qadd(const Graph& g, const Node& node, const std::vector<const Value*>& in,
   const auto& a = node.attr<QAddAttrs>();
   const Quantization& aq = *g.tensor(node.inputs[0]).quant;
   const Quantization& bq = *g.tensor(node.inputs[1]).quant;
-  const QAddConstants k = qadd_constants(aq, bq, a.out.quant, a.out.dtype);
-  const TfliteAddParameters p = tflite_add_parameters(aq, bq, a.out.quant);
+  const bool tflite = a.out.arithmetic == Arithmetic::kTflite;  // only that arithmetic's constants
+  const QAddConstants k = tflite ? QAddConstants{} : qadd_constants(aq, bq, a.out.quant, a.out.dtype);
+  const TfliteAddParameters p = tflite ? tflite_add_parameters(aq, bq, a.out.quant) : TfliteAddParameters{};
   for (size_t i = 0; i < out.data.size(); ++i) {
     const auto x = static_cast<int64_t>(in[0]->data[i]), y = static_cast<int64_t>(in[1]->data[i]);
-    const int64_t sum = a.out.arithmetic == Arithmetic::kTflite ? tflite_add_value(x, y, p) : qadd_value(x, y, k);
+    const int64_t sum = tflite ? tflite_add_value(x, y, p) : qadd_value(x, y, k);
     out.data[i] = static_cast<float>(std::clamp(sum, a.min, a.max));
   }
 }
